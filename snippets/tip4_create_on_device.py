@@ -119,7 +119,7 @@ def main(device_name="auto"):
             f"장치에서 바로 {fast_s * 1e3:.3f} ms ({slow_s / fast_s:.1f}배)"
         )
     if device.type == "cpu":
-        print("CPU에서는 `.to(\"cpu\")`가 아무것도 복사하지 않으므로 두 방식이 같습니다.")
+        print('CPU에서는 `.to("cpu")`가 아무것도 복사하지 않으므로 두 방식이 같습니다.')
         print("차이를 보려면 CUDA GPU가 있는 컴퓨터에서 `--device cuda`로 실행하세요.")
 
 

@@ -1,4 +1,4 @@
-"""snippets/tip4_create_on_device.py의 테스트: 빠른 방식이 느린 방식과 같은 텐서를 만드는지 봅니다."""
+"""snippets/tip4_create_on_device.py의 테스트: 빠른 방식이 느린 방식과 같은 텐서를 만드는지."""
 
 import lightning as L
 import pytest
