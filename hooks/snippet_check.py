@@ -38,5 +38,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     targets = INCLUDE.findall(markdown)
     problems = [problem for target in targets if (problem := find_problem(root, target))]
     if problems:
-        raise PluginError(f"페이지 {page.file.src_uri}의 스니펫 참조가 잘못되었습니다: " + "; ".join(problems))
+        raise PluginError(
+            f"페이지 {page.file.src_uri}의 스니펫 참조가 잘못되었습니다: " + "; ".join(problems)
+        )
     return markdown

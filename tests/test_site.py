@@ -1,0 +1,229 @@
+"""사이트 전체 테스트: 빌드, 끼워 넣기, 손으로 쓴 코드 금지, 복사한 코드의 실행, 외부 요청 없음."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from hooks.snippet_check import INCLUDE, find_problem
+
+ROOT = Path(__file__).resolve().parents[1]
+DOCS = ROOT / "docs"
+PAGES = sorted(DOCS.rglob("*.md"))
+TIP_PAGES = {
+    1: ("tips/01-num-workers.md", "snippets/tip1_num_workers.py"),
+    2: ("tips/02-pin-memory.md", "snippets/tip2_pin_memory.py"),
+    3: ("tips/03-avoid-syncs.md", "snippets/tip3_avoid_syncs.py"),
+    4: ("tips/04-create-on-device.md", "snippets/tip4_create_on_device.py"),
+    5: ("tips/05-ddp.md", "snippets/tip5_ddp.py"),
+    6: ("tips/06-16bit.md", "snippets/tip6_16bit.py"),
+    7: ("tips/07-profiler.md", "snippets/tip7_profiler.py"),
+}
+FENCE = re.compile(
+    r"^(?P<indent>[ \t]*)```(?P<lang>\w*)[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S
+)
+# 히라가나, 가타카나, 반각 가타카나, 한자(CJK 통합 한자): 한국어 본문에는 어느 것도 쓰지 않습니다.
+JAPANESE = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u4e00-\u9fff]")
+HEADING = re.compile(r"^(#{1,6}) (.+)$", re.M)
+
+
+def page_id(path: Path) -> str:
+    return str(path.relative_to(DOCS))
+
+
+def mkdocs_build(project: Path, site_dir: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "NO_MKDOCS_2_WARNING": "1"}
+    command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)]
+    return subprocess.run(command, cwd=project, env=env, capture_output=True, text=True)
+
+
+@pytest.fixture(scope="session")
+def built_site(tmp_path_factory):
+    site_dir = tmp_path_factory.mktemp("site")
+    started = time.perf_counter()
+    result = mkdocs_build(ROOT, site_dir)
+    elapsed = time.perf_counter() - started
+    assert result.returncode == 0, result.stderr
+    return site_dir, elapsed
+
+
+def test_strict_build_passes_quickly(built_site):
+    _, elapsed = built_site
+    # 편집자가 mkdocs serve로 고칠 때 한두 초 안에 다시 그려져야 합니다.
+    assert elapsed < 5, f"mkdocs build --strict가 {elapsed:.1f}초 걸렸습니다"
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_every_snippet_reference_exists(page):
+    problems = [find_problem(ROOT, t) for t in INCLUDE.findall(page.read_text(encoding="utf-8"))]
+    assert [p for p in problems if p] == []
+
+
+def copy_project(destination: Path) -> Path:
+    for name in ("docs", "snippets", "hooks"):
+        shutil.copytree(ROOT / name, destination / name)
+    shutil.copy(ROOT / "mkdocs.yml", destination / "mkdocs.yml")
+    return destination
+
+
+@pytest.mark.parametrize(
+    ("include", "expected"),
+    [
+        ("snippets/tip4_create_on_device.py:no_such_section", '구역 "no_such_section"'),
+        ("snippets/no_such_file.py:fast", "no_such_file.py이(가) 없습니다"),
+        ("snippets/tip4_create_on_device.py:10:20", "줄 번호 대신"),
+    ],
+)
+def test_broken_snippet_reference_fails_the_build_naming_page_and_section(
+    tmp_path, include, expected
+):
+    project = copy_project(tmp_path / "project")
+    page = project / "docs" / "tips" / "04-create-on-device.md"
+    page.write_text(page.read_text(encoding="utf-8") + f'\n```python\n--8<-- "{include}"\n```\n')
+    result = mkdocs_build(project, tmp_path / "site")
+    assert result.returncode != 0
+    assert "tips/04-create-on-device.md" in result.stderr
+    assert expected in result.stderr
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_no_hand_written_python_in_pages(page):
+    for fence in FENCE.finditer(page.read_text(encoding="utf-8")):
+        if fence["lang"] in ("python", "py", "pycon"):
+            lines = [line.strip() for line in fence["body"].splitlines() if line.strip()]
+            handwritten = [line for line in lines if not INCLUDE.match(line)]
+            assert handwritten == [], f"{page_id(page)}: 손으로 쓴 Python 코드가 있습니다"
+
+
+def text_files():
+    tracked = subprocess.run(
+        ["git", "ls-files", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
+    for name in tracked:
+        path = ROOT / name
+        if path.suffix in (".md", ".py", ".yml", ".yaml", ".txt", ".toml", ".css", ".html", ""):
+            if path.is_file():
+                yield path
+
+
+def test_no_japanese_text_anywhere():
+    found = []
+    for path in text_files():
+        for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+            if JAPANESE.search(line):
+                found.append(f"{path.relative_to(ROOT)}:{number}")
+    assert found == []
+
+
+@pytest.mark.parametrize("tip", TIP_PAGES)
+def test_each_tip_page_exists_and_shows_slow_and_fast_code(tip):
+    page, module = TIP_PAGES[tip]
+    text = (DOCS / page).read_text(encoding="utf-8")
+    for section in ("slow", "fast"):
+        assert f'--8<-- "{module}:{section}"' in text
+    assert f"<!-- results: tip{tip} -->" in text
+
+
+def test_tips_are_in_the_articles_order_in_the_navigation():
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    positions = [config.index(page) for page, _ in TIP_PAGES.values()]
+    assert positions == sorted(positions)
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_headings_carry_fixed_english_anchors(page):
+    text = FENCE.sub("", page.read_text(encoding="utf-8"))
+    for _, heading in HEADING.findall(text):
+        assert re.search(r"\{ #[a-z0-9-]+ \}$", heading), f"{page_id(page)}: {heading}"
+
+
+def section_lines(source: str, name: str) -> str:
+    """pymdownx.snippets처럼 구역 안의 줄을 꺼내고, 안쪽의 다른 구역 표시는 뺍니다."""
+    lines = source.splitlines()
+    start = lines.index(f"# --8<-- [start:{name}]")
+    end = lines.index(f"# --8<-- [end:{name}]")
+    body = [line for line in lines[start + 1 : end] if "# --8<-- [" not in line]
+    return textwrap.dedent("\n".join(body))
+
+
+def copied_blocks():
+    """페이지의 Python 코드 블록을 독자가 복사했을 때의 모습 그대로 돌려줍니다."""
+    for page in PAGES:
+        text = page.read_text(encoding="utf-8")
+        for number, fence in enumerate(FENCE.finditer(text), 1):
+            if fence["lang"] != "python":
+                continue
+            parts = []
+            for target in INCLUDE.findall(fence["body"]):
+                path, _, section = target.partition(":")
+                source = (ROOT / path).read_text(encoding="utf-8")
+                parts.append(section_lines(source, section) if section else source)
+            yield f"{page_id(page)}#{number}", "\n".join(parts)
+
+
+RUN_BLOCKS = """
+import json, sys, traceback
+failures = {}
+for name, code in json.load(sys.stdin).items():
+    try:
+        exec(compile(code, name, "exec"), {"__name__": "copied_block"})
+    except BaseException:
+        failures[name] = traceback.format_exc(limit=2)
+print(json.dumps(failures, ensure_ascii=False))
+"""
+
+
+def test_every_code_block_runs_when_copied_into_an_empty_file(tmp_path):
+    blocks = dict(copied_blocks())
+    assert len(blocks) >= 14
+    # 저장소 밖의 빈 폴더에서 실행합니다. snippets 패키지를 몰래 import할 수 없습니다.
+    result = subprocess.run(
+        [sys.executable, "-c", RUN_BLOCKS],
+        input=json.dumps(blocks),
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr
+    failures = json.loads(result.stdout.strip().splitlines()[-1])
+    assert failures == {}
+
+
+EXTERNAL_RESOURCE = re.compile(
+    r"<(?:script|img|iframe|source|audio|video)[^>]*\ssrc=\"(https?:)?//|"
+    r"<link[^>]*\shref=\"(https?:)?//[^\"]*\"[^>]*rel=\"(?:stylesheet|preconnect|preload|icon)|"
+    r"<link[^>]*rel=\"(?:stylesheet|preconnect|preload|icon)\"[^>]*\shref=\"(https?:)?//|"
+    r"url\((['\"]?)(https?:)?//"
+)
+
+
+def test_built_site_requests_nothing_from_other_hosts(built_site):
+    site_dir, _ = built_site
+    offenders = []
+    for path in site_dir.rglob("*"):
+        if path.suffix in (".html", ".css") and EXTERNAL_RESOURCE.search(path.read_text("utf-8")):
+            offenders.append(str(path.relative_to(site_dir)))
+    assert offenders == []
+
+
+def test_site_defaults_to_dark_with_a_toggle_and_korean(built_site):
+    site_dir, _ = built_site
+    html = (site_dir / "index.html").read_text(encoding="utf-8")
+    assert '<html lang="ko"' in html
+    assert 'data-md-color-scheme="slate"' in html
+    assert "밝은 화면으로 바꾸기" in html
