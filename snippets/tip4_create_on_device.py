@@ -14,11 +14,13 @@ from torch.utils.benchmark import Timer
 # --8<-- [start:article_2020]
 # 기사 원문 그대로입니다. `tensor`라는 이름은 없으므로 둘 다 NameError로 멈춥니다.
 def article_bad():
+    # BAD
     t = tensor.rand(2, 2).cuda()
     return t
 
 
 def article_good():
+    # GOOD
     t = tensor.rand(2, 2, device=torch.device("cuda"))
     return t
 
