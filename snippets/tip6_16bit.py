@@ -1,0 +1,296 @@
+"""팁 6: 16비트 정밀도(혼합 정밀도)로 학습합니다.
+
+같은 모델, 같은 배치로 학습 한 단계를 fp32, tf32, fp16(+GradScaler), bf16으로 돌려 비교합니다.
+
+실행: `python snippets/tip6_16bit.py [--device auto|cpu|cuda]`
+"""
+
+# --8<-- [start:imports]
+import lightning as L
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.benchmark import Timer
+from torch.utils.data import DataLoader, TensorDataset
+
+# --8<-- [end:imports]
+
+
+# --8<-- [start:article_2020]
+# 기사 원문(2020)의 한 줄입니다. 오늘도 동작하지만, 정수 16은 권하지 않는다는 경고가 납니다.
+def article_trainer():
+    return L.Trainer(precision=16)
+
+
+# --8<-- [end:article_2020]
+
+
+# --8<-- [start:model]
+class TinyTransformer(nn.Module):
+    """Transformer 인코더 블록 몇 개와 분류 헤드로 된 모델입니다(LayerNorm, GELU, 어텐션)."""
+
+    def __init__(self, d_model=32, nhead=4, num_layers=2, num_classes=10):
+        super().__init__()
+        layer = nn.TransformerEncoderLayer(
+            d_model,
+            nhead,
+            dim_feedforward=4 * d_model,
+            dropout=0.0,  # 정밀도끼리 결과를 비교하려고 무작위성을 뺍니다.
+            activation="gelu",
+            batch_first=True,
+            norm_first=True,
+        )
+        # norm_first=True에서는 중첩 텐서(nested tensor)를 쓸 수 없으므로 끕니다(경고 방지).
+        self.encoder = nn.TransformerEncoder(layer, num_layers, enable_nested_tensor=False)
+        self.norm = nn.LayerNorm(d_model)
+        self.head = nn.Linear(d_model, num_classes)
+
+    def forward(self, x):
+        h = self.norm(self.encoder(x))
+        return self.head(h.mean(dim=1))
+
+
+def make_batch(device, batch_size=8, seq_len=16, d_model=32, num_classes=10, seed=0):
+    """장치에서 바로 입력 배치(x)와 정답(y)을 만듭니다. 같은 seed면 같은 배치입니다."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    x = torch.randn(batch_size, seq_len, d_model, device=device, generator=g)
+    y = torch.randint(0, num_classes, (batch_size,), device=device, generator=g)
+    return x, y
+
+
+# --8<-- [end:model]
+
+
+# --8<-- [start:slow]
+def train_step_fp32(model, optimizer, x, y):
+    """모든 계산을 32비트 부동소수점(fp32)으로 하는 학습 한 단계입니다(느린 방식)."""
+    optimizer.zero_grad(set_to_none=True)
+    loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()  # 단계마다 한 번만 호스트로 읽습니다.
+
+
+# --8<-- [end:slow]
+
+
+# --8<-- [start:tf32]
+def train_step_tf32(model, optimizer, x, y):
+    """fp32 단계를 그대로 돌리되, CUDA의 fp32 행렬 곱만 TF32 텐서 코어로 계산하게 합니다.
+
+    PyTorch 1.12부터 TF32 행렬 곱은 기본으로 꺼져 있습니다. 이 단계 동안만 켜고 원래대로
+    되돌립니다. CUDA 전용 설정이므로 CPU에서는 fp32 단계와 똑같이 계산합니다.
+    """
+    previous = torch.backends.cuda.matmul.fp32_precision
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    try:
+        return train_step_fp32(model, optimizer, x, y)
+    finally:
+        torch.backends.cuda.matmul.fp32_precision = previous
+
+
+# --8<-- [end:tf32]
+
+
+# --8<-- [start:fast]
+def train_step_bf16(model, optimizer, x, y):
+    """bf16 자동 혼합 정밀도: 행렬 곱 같은 연산만 bfloat16으로 계산합니다.
+
+    가중치와 옵티마이저 상태는 fp32 그대로입니다. bf16은 fp32와 지수 범위가 같아서
+    작은 변화도가 0으로 사라지지 않으므로 GradScaler가 필요 없습니다.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        loss = F.cross_entropy(model(x), y)
+    loss.backward()
+    optimizer.step()
+    return loss.item()
+
+
+def train_step_fp16(model, optimizer, x, y, scaler):
+    """fp16 자동 혼합 정밀도: float16으로 계산하고 GradScaler로 손실의 배율을 조절합니다.
+
+    fp16은 지수 범위가 좁아 작은 변화도가 0이 됩니다(언더플로). 그래서 손실에 큰 배율을
+    곱해 역전파하고, 옵티마이저를 부르기 전에 변화도를 다시 나눕니다. scaler는 단계 사이에
+    배율을 기억해야 하므로 학습 전체에서 하나를 만들어 계속 넘깁니다.
+    """
+    optimizer.zero_grad(set_to_none=True)
+    with torch.autocast(x.device.type, dtype=torch.float16):
+        loss = F.cross_entropy(model(x), y)
+    scaler.scale(loss).backward()  # 배율을 곱한 손실로 역전파합니다.
+    scaler.step(optimizer)  # 변화도를 나눠 되돌리고, inf나 NaN이 있으면 이 단계를 건너뜁니다.
+    scaler.update()  # 건너뛰었으면 배율을 줄이고, 한동안 문제가 없으면 키웁니다.
+    return loss.item()  # 배율을 곱하기 전의 손실을 돌려줍니다.
+
+
+# --8<-- [end:fast]
+
+
+# --8<-- [start:memory]
+def peak_memory_of(step_fn, *args, **kwargs):
+    """step_fn 한 번이 쓰는 GPU 메모리의 최고점(바이트)을 잽니다. CUDA에서만 동작합니다."""
+    if not torch.cuda.is_available():
+        raise SystemExit(
+            "이 예제는 CUDA GPU가 필요합니다. 최고 메모리 사용량은 "
+            "torch.cuda의 메모리 통계로만 잴 수 있습니다."
+        )
+    torch.cuda.synchronize()
+    torch.cuda.reset_peak_memory_stats()
+    step_fn(*args, **kwargs)
+    torch.cuda.synchronize()
+    return torch.cuda.max_memory_allocated()
+
+
+# --8<-- [end:memory]
+
+
+# --8<-- [start:lightning]
+class LitClassifier(L.LightningModule):
+    """같은 모델을 LightningModule로 감쌌습니다. 정밀도는 Trainer가 정합니다."""
+
+    def __init__(self, **model_kwargs):
+        super().__init__()
+        self.model = TinyTransformer(**model_kwargs)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return F.cross_entropy(self.model(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.AdamW(self.parameters(), lr=1e-3)
+
+
+def pick_precision(accelerator):
+    """bf16 텐서 코어가 있는 GPU(Ampere 이후)와 CPU는 bf16, V100·2080 Ti 같은 GPU는 fp16입니다."""
+    if accelerator in ("cuda", "gpu") and torch.cuda.get_device_capability()[0] < 8:
+        return "16-mixed"
+    return "bf16-mixed"
+
+
+def fit_mixed_precision(accelerator="cpu", precision=None, max_steps=5, num_samples=64):
+    x, y = make_batch("cpu", batch_size=num_samples)
+    trainer = L.Trainer(
+        accelerator=accelerator,
+        devices=1,
+        precision=precision or pick_precision(accelerator),  # "16-mixed" 또는 "bf16-mixed"
+        max_steps=max_steps,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    model = LitClassifier()
+    trainer.fit(model, DataLoader(TensorDataset(x, y), batch_size=16))
+    return trainer
+
+
+# --8<-- [end:lightning]
+
+# 정밀도 이름과 학습 단계 함수입니다. fp16만 GradScaler를 더 받습니다.
+STEPS = {
+    "fp32": train_step_fp32,
+    "tf32": train_step_tf32,
+    "fp16": train_step_fp16,
+    "bf16": train_step_bf16,
+}
+
+# 모델과 배치의 크기입니다. tiny는 테스트용, cpu는 main의 CPU 시연용, gpu는 GPU 벤치마크용입니다.
+SIZES = {
+    "tiny": {"d_model": 16, "nhead": 2, "num_layers": 1, "batch_size": 4, "seq_len": 8},
+    "cpu": {"d_model": 32, "nhead": 4, "num_layers": 2, "batch_size": 8, "seq_len": 16},
+    "gpu": {"d_model": 1024, "nhead": 16, "num_layers": 4, "batch_size": 32, "seq_len": 512},
+}
+
+
+def make_inputs(device, size="tiny", num_classes=10, seed=0):
+    """크기 이름에 맞는 (모델, x, y)를 장치에 만듭니다. 같은 seed면 가중치와 배치가 같습니다."""
+    cfg = SIZES[size]
+    torch.manual_seed(seed)
+    model = TinyTransformer(cfg["d_model"], cfg["nhead"], cfg["num_layers"], num_classes)
+    x, y = make_batch(
+        device, cfg["batch_size"], cfg["seq_len"], cfg["d_model"], num_classes, seed=seed
+    )
+    return model.to(device), x, y
+
+
+def make_step(name, model, lr=1e-3):
+    """정밀도 이름에 맞는 (step 함수, 옵티마이저)를 돌려줍니다. 네 step은 같은 인자를 받습니다."""
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    if name != "fp16":
+        return STEPS[name], optimizer
+    # GradScaler는 단계 사이에 배율을 기억해야 하므로 하나만 만들어 모든 단계에 넘깁니다.
+    scaler = torch.amp.GradScaler(next(model.parameters()).device.type)
+
+    def step(model, optimizer, x, y):
+        return train_step_fp16(model, optimizer, x, y, scaler)
+
+    return step, optimizer
+
+
+def matmul_tflops(device, dtype=torch.bfloat16, n=4096):
+    """n×n 행렬 곱의 처리량(TFLOP/s)을 잽니다. 학습 단계의 속도와 비교할 하드웨어의 한계입니다."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    seconds = Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange(min_run_time=0.2).median
+    return 2 * n**3 / seconds / 1e12
+
+
+def pick_device(name="auto"):
+    """장치를 고릅니다. CUDA를 요청했는데 없으면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
+        raise SystemExit(f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda 중 하나를 쓰세요.")
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    return torch.device(name)
+
+
+def main(device_name="auto", size=None):
+    device = pick_device(device_name)
+    size = size or ("gpu" if device.type == "cuda" else "cpu")
+    where = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
+    print(f"장치: {device} ({where}), 모델 크기: {size} {SIZES[size]}")
+    print("fp32는 TF32를 끈 PyTorch 기본 설정이고, tf32는 행렬 곱에만 TF32를 켠 것입니다.")
+    fp32_s = None
+    for name in STEPS:
+        # 정밀도마다 같은 seed로 새로 만들어 같은 가중치와 같은 배치에서 출발합니다.
+        model, x, y = make_inputs(device, size)
+        step, optimizer = make_step(name, model)
+        first_loss = step(model, optimizer, x, y)
+        for _ in range(3):  # 예열: 첫 몇 단계의 메모리 할당과 커널 준비를 시간에서 뺍니다.
+            step(model, optimizer, x, y)
+        timer = Timer(
+            "step(model, optimizer, x, y)",
+            globals={"step": step, "model": model, "optimizer": optimizer, "x": x, "y": y},
+        )
+        seconds = timer.blocked_autorange(min_run_time=0.2).median
+        fp32_s = fp32_s or seconds
+        line = (
+            f"{name}: 첫 손실 {first_loss:.4f}, 한 단계 {seconds * 1e3:.2f} ms "
+            f"(fp32 대비 {fp32_s / seconds:.2f}배)"
+        )
+        if device.type == "cuda":
+            peak = peak_memory_of(step, model, optimizer, x, y)
+            line += f", 최고 메모리 {peak / 2**20:.0f} MiB"
+        print(line)
+    if device.type == "cpu":
+        print("CPU에서 tf32는 fp32와 똑같이 계산합니다. TF32는 CUDA 텐서 코어의 형식입니다.")
+        print("CPU의 fp16·bf16 속도는 그 CPU가 16비트 연산을 하드웨어로 지원하는지(AVX-512 BF16,")
+        print("AMX 등)에 달려 있고, 지원하지 않으면 형식 변환 때문에 fp32보다 느릴 수 있습니다.")
+        print("이 숫자는 GPU에 대해 아무것도 말해 주지 않습니다.")
+        print("차이를 보려면 CUDA GPU가 있는 컴퓨터에서 `--device cuda`로 실행하세요.")
+    else:
+        print(f"비교 기준: 같은 GPU의 bf16 행렬 곱 {matmul_tflops(device):.0f} TFLOP/s")
+        print("최고 메모리에는 fp32로 남는 가중치와 옵티마이저 상태가 들어 있어서")
+        print(
+            "16비트로 학습해도 메모리가 절반까지 줄지는 않습니다. 줄어드는 것은 주로 활성값입니다."
+        )
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="팁 6: 16비트 정밀도")
+    parser.add_argument("--device", default="auto", help="auto(기본값), cpu, cuda")
+    main(parser.parse_args().device)

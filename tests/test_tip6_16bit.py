@@ -1,0 +1,253 @@
+"""snippets/tip6_16bit.py의 테스트: 16비트 학습 단계가 fp32 단계와 같은 학습을 하는지 봅니다."""
+
+import copy
+import inspect
+
+import lightning as L
+import pytest
+import torch
+from torch.utils.data import DataLoader, TensorDataset
+
+from snippets import tip6_16bit as tip6
+
+# 여러 모양: (d_model, nhead, num_layers, batch_size, seq_len)
+SHAPES = [(16, 2, 1, 4, 8), (32, 4, 2, 3, 5), (24, 3, 1, 6, 12)]
+NUM_CLASSES = 7
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16}
+ARTICLE_WARNINGS = [
+    "`precision=16` is supported for historical reasons but its usage is discouraged. "
+    "Please set your precision to 16-mixed instead!",
+    "You passed `Trainer(accelerator='cpu', precision='16-mixed')` but AMP with fp16 is not "
+    "supported on CPU. Using `precision='bf16-mixed'` instead.",
+]
+
+
+def build(shape, seed):
+    d_model, nhead, num_layers, batch_size, seq_len = shape
+    torch.manual_seed(seed)
+    model = tip6.TinyTransformer(d_model, nhead, num_layers, NUM_CLASSES)
+    x, y = tip6.make_batch("cpu", batch_size, seq_len, d_model, NUM_CLASSES, seed=seed)
+    return model, x, y
+
+
+def one_step(name, base, x, y, scaler=None):
+    """base의 복사본으로 한 단계를 돌리고 (손실, 가중치 변화량 전체, 모델)을 돌려줍니다."""
+    model = copy.deepcopy(base)
+    # 분류 헤드(Linear)의 출력 dtype으로 autocast가 실제로 고른 형식을 기록합니다.
+    model.head.register_forward_hook(lambda _m, _i, out: setattr(model, "seen_dtype", out.dtype))
+    # SGD는 변화량이 변화도에 비례하므로 배율 실수(unscale 누락 등)가 그대로 드러납니다.
+    # Adam은 첫 단계에서 변화도의 크기를 지워 버려 이런 실수를 숨깁니다.
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    kwargs = {}
+    if name == "fp16":
+        kwargs["scaler"] = scaler or torch.amp.GradScaler("cpu")
+    loss = tip6.STEPS[name](model, optimizer, x, y, **kwargs)
+    pairs = zip(model.parameters(), base.parameters(), strict=True)
+    update = torch.cat([(p - p0).flatten() for p, p0 in pairs])
+    return loss, update, model
+
+
+def relative_error(actual, expected):
+    return ((actual - expected).norm() / expected.norm()).item()
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", ["bf16", "fp16"])
+def test_16bit_step_matches_fp32_within_format_precision(name, shape, seed):
+    base, x, y = build(shape, seed)
+    loss32, update32, _ = one_step("fp32", base, x, y)
+    loss16, update16, model = one_step(name, base, x, y)
+    # 허용 오차는 형식의 기계 엡실론(bf16 2**-8, fp16 2**-11)에 맞춥니다. fp16이 훨씬 엄격합니다.
+    eps = torch.finfo(DTYPES[name]).eps
+    assert isinstance(loss16, float)
+    assert loss16 == pytest.approx(loss32, rel=eps)
+    assert update32.norm() > 0
+    assert relative_error(update16, update32) < 8 * eps
+    # 정말 16비트로 계산했다면 fp32와 비트 단위로 같을 수는 없습니다.
+    assert not torch.equal(update16, update32)
+    assert model.seen_dtype == DTYPES[name]
+    # 혼합 정밀도: 가중치(마스터 가중치)는 fp32로 남습니다.
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+
+
+@pytest.mark.parametrize("shape", SHAPES)
+def test_tf32_step_is_exactly_fp32_on_cpu(shape):
+    base, x, y = build(shape, seed=3)
+    loss32, update32, _ = one_step("fp32", base, x, y)
+    loss_tf32, update_tf32, model = one_step("tf32", base, x, y)
+    assert model.seen_dtype == torch.float32
+    assert loss_tf32 == loss32
+    torch.testing.assert_close(update_tf32, update32, rtol=0, atol=0)
+
+
+def test_fp16_step_unscales_and_updates_the_scaler():
+    base, x, y = build(SHAPES[0], seed=0)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10, growth_interval=1)
+    loss32, update32, _ = one_step("fp32", base, x, y)
+    loss16, update16, _ = one_step("fp16", base, x, y, scaler=scaler)
+    # 배율을 곱하기 전의 손실과, 배율을 다시 나눈 변화도로 한 업데이트여야 합니다.
+    assert loss16 == pytest.approx(loss32, rel=1e-3)
+    assert relative_error(update16, update32) < 1e-2
+    # growth_interval=1이므로 문제가 없던 단계 뒤에 update()가 배율을 두 배로 키웁니다.
+    assert scaler.get_scale() == 2.0**11
+
+
+def test_fp16_step_skips_the_update_on_inf_gradients():
+    base, x, y = build(SHAPES[1], seed=0)
+    model = copy.deepcopy(base)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
+    # fp16 오버플로를 흉내 냅니다: 한 변화도를 inf로 바꿉니다.
+    model.head.bias.register_hook(lambda grad: torch.full_like(grad, float("inf")))
+    loss = tip6.train_step_fp16(model, optimizer, x, y, scaler)
+    assert loss == pytest.approx(torch.nn.functional.cross_entropy(base(x), y).item(), rel=1e-3)
+    # GradScaler가 이 단계를 건너뛰었으므로 가중치가 그대로이고, 배율은 반으로 줄었습니다.
+    for p, p0 in zip(model.parameters(), base.parameters(), strict=True):
+        torch.testing.assert_close(p, p0, rtol=0, atol=0)
+    assert scaler.get_scale() == 2.0**9
+
+
+@pytest.fixture
+def restore_matmul_precision():
+    saved = torch.backends.cuda.matmul.fp32_precision
+    yield
+    torch.backends.cuda.matmul.fp32_precision = saved
+
+
+@pytest.mark.parametrize("previous", [None, "ieee", "tf32"])
+def test_tf32_step_sets_tf32_only_during_the_step(previous, restore_matmul_precision):
+    if previous is not None:
+        torch.backends.cuda.matmul.fp32_precision = previous
+    before = torch.backends.cuda.matmul.fp32_precision
+    legacy_before = torch.get_float32_matmul_precision() if previous is None else None
+    model, x, y = build(SHAPES[0], seed=0)
+    seen = []
+    model.register_forward_pre_hook(
+        lambda *_: seen.append(torch.backends.cuda.matmul.fp32_precision)
+    )
+    tip6.train_step_tf32(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y)
+    assert seen == ["tf32"]
+    assert torch.backends.cuda.matmul.fp32_precision == before
+    if previous is None:
+        # 새 API만 썼으므로 옛 API로 읽어도 오류 없이 원래 값("highest")이 나옵니다.
+        assert torch.get_float32_matmul_precision() == legacy_before == "highest"
+
+
+def test_tf32_step_restores_the_setting_when_the_step_fails(restore_matmul_precision):
+    before = torch.backends.cuda.matmul.fp32_precision
+    model, x, y = build(SHAPES[0], seed=0)
+
+    def fail(*_):
+        raise RuntimeError("forward failed")
+
+    model.register_forward_pre_hook(fail)
+    with pytest.raises(RuntimeError, match="forward failed"):
+        tip6.train_step_tf32(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y)
+    assert torch.backends.cuda.matmul.fp32_precision == before
+
+
+def test_make_inputs_is_reproducible_and_make_step_binds_a_scaler():
+    model_a, x_a, y_a = tip6.make_inputs("cpu", "tiny", seed=5)
+    model_b, x_b, y_b = tip6.make_inputs("cpu", "tiny", seed=5)
+    assert torch.equal(x_a, x_b) and torch.equal(y_a, y_b)
+    for p, q in zip(model_a.parameters(), model_b.parameters(), strict=True):
+        assert torch.equal(p, q)
+    assert all(cfg["d_model"] % cfg["nhead"] == 0 for cfg in tip6.SIZES.values())
+    for name in tip6.STEPS:
+        step, optimizer = tip6.make_step(name, model_a)
+        assert isinstance(step(model_a, optimizer, x_a, y_a), float)
+    step, _ = tip6.make_step("fp16", model_a)
+    scaler = inspect.getclosurevars(step).nonlocals["scaler"]
+    assert isinstance(scaler, torch.amp.GradScaler) and scaler.is_enabled()
+
+
+class RecordingClassifier(tip6.LitClassifier):
+    """training_step 안에서 Lightning이 켠 autocast를 기록합니다."""
+
+    def training_step(self, batch, batch_idx):
+        self.seen = (torch.is_autocast_enabled("cpu"), torch.get_autocast_dtype("cpu"))
+        return super().training_step(batch, batch_idx)
+
+
+def test_lightning_bf16_mixed_fits_on_cpu(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    trainer = tip6.fit_mixed_precision("cpu", "bf16-mixed", max_steps=3, num_samples=32)
+    assert trainer.global_step == 3
+    assert trainer.precision == "bf16-mixed"
+    assert tip6.pick_precision("cpu") == "bf16-mixed"
+    model = trainer.lightning_module
+    assert all(p.dtype == torch.float32 for p in model.parameters())
+    assert list(tmp_path.iterdir()) == []  # 로그나 체크포인트를 남기지 않습니다.
+
+
+def test_lightning_bf16_mixed_autocasts_the_training_step():
+    x, y = tip6.make_batch("cpu", batch_size=8)
+    model = RecordingClassifier()
+    trainer = L.Trainer(
+        accelerator="cpu",
+        precision="bf16-mixed",
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(model, DataLoader(TensorDataset(x, y), batch_size=8))
+    assert model.seen == (True, torch.bfloat16)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
+def test_article_precision_16_warns_and_becomes_bf16_on_cpu(tmp_path, monkeypatch):
+    # 페이지의 최신 API 노트: 정수 16은 경고 두 개를 내고, CPU에서는 bf16-mixed가 됩니다.
+    monkeypatch.chdir(tmp_path)
+    with pytest.warns(UserWarning) as record:
+        trainer = tip6.article_trainer()
+    messages = [str(w.message) for w in record if "precision" in str(w.message)]
+    assert messages == ARTICLE_WARNINGS
+    assert trainer.precision == "bf16-mixed"
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_matmul_tflops_counts_two_flops_per_multiply_add(monkeypatch):
+    # Timer가 언제나 1초를 재도록 바꾸면 결과는 2 * n**3 / 1e12여야 합니다.
+    class OneSecond:
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def blocked_autorange(self, **kwargs):
+            return type("Measurement", (), {"median": 1.0})()
+
+    monkeypatch.setattr(tip6, "Timer", OneSecond)
+    assert tip6.matmul_tflops("cpu", torch.float32, n=100) == pytest.approx(2e6 / 1e12)
+    monkeypatch.undo()
+    assert 0 < tip6.matmul_tflops("cpu", torch.float32, n=64) < 1e3
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
+def test_peak_memory_needs_cuda_and_runs_nothing_without_it():
+    calls = []
+    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
+        tip6.peak_memory_of(lambda: calls.append(1))
+    assert calls == []
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
+def test_cuda_request_without_gpu_stops_with_korean_message():
+    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
+        tip6.pick_device("cuda")
+
+
+def test_unknown_device_name_stops_with_korean_message():
+    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
+        tip6.pick_device("tpu")
+
+
+def test_main_runs_on_cpu(capsys):
+    tip6.main("cpu")
+    out = capsys.readouterr().out
+    assert "장치: cpu" in out
+    for name in tip6.STEPS:
+        assert f"{name}: 첫 손실" in out
+    assert "GPU에 대해 아무것도 말해 주지" in out.replace("\n", "")
+    assert "최고 메모리" not in out
