@@ -1,0 +1,187 @@
+"""빌드 시점 생성: 팁마다 스니펫 모듈에서 Jupyter 노트북을 만들어 사이트에 넣습니다.
+
+노트북의 코드는 `snippets/tipN_*.py`를 구역 단위로 나눈 것일 뿐이라서, 스니펫이 바뀌면 노트북도
+같이 바뀝니다(복사한 코드가 없습니다). 만든 노트북은 `.cache/notebooks/`에 쓰고, mkdocs-jupyter가
+그것을 페이지로 그립니다. 평소 빌드는 실행하지 않고(빠른 `mkdocs serve`), `EXECUTE_NOTEBOOKS=true`
+일 때만 실행해 출력을 보여 줍니다. 이 훅은 노트북을 만들기만 하고 실행하거나 측정하지 않습니다.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from pathlib import Path
+
+from mkdocs.plugins import event_priority
+from mkdocs.structure.files import File
+
+SECTION = re.compile(r"^# --8<-- \[(?P<edge>start|end):(?P<name>[\w-]+)\]$")
+# nbconvert 템플릿이 넣는 두 블록: MathJax(빈 src의 script)와 CDN에서 mermaid를 import하는 모듈.
+CDN_BLOCKS = re.compile(
+    r"<!-- Load mathjax -->.*?<!-- End of mathjax configuration -->"
+    r"|<script type=\"module\">(?:(?!</script>).)*?mermaid(?:(?!</script>).)*</script>",
+    re.DOTALL,
+)
+SECTION_TITLES = {
+    "imports": "가져오기",
+    "article_2020": "기사 원문(2020)의 코드",
+    "slow": "느린 코드",
+    "fast": "빠른 코드",
+    "lightning": "Lightning 코드",
+    None: "도우미 코드",
+}
+# 여러 프로세스를 띄우는 모듈은 노트북 안에서 함수를 직접 부를 수 없습니다(spawn이 노트북에
+# 정의된 함수를 찾지 못하고, Lightning DDP는 스크립트를 다시 실행합니다). 파일로 써서 실행합니다.
+RUN_AS_SCRIPT = {"tip5_ddp"}
+
+
+def tip_modules(root: Path) -> list[Path]:
+    return sorted((root / "snippets").glob("tip[1-7]_*.py"))
+
+
+def markdown_cell(text: str) -> dict:
+    return {"cell_type": "markdown", "metadata": {}, "source": text.strip()}
+
+
+def code_cell(code: str) -> dict:
+    return {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": code.strip("\n"),
+    }
+
+
+def split_module(source: str) -> tuple[str, list[tuple[str | None, str]]]:
+    """모듈을 (docstring, [(구역 이름 또는 None, 코드)]) 로 나눕니다. `__main__` 블록은 뺍니다."""
+    tree = ast.parse(source)
+    docstring = ast.get_docstring(tree) or ""
+    body_start = tree.body[0].end_lineno if docstring else 0
+    guard = tree.body[-1]
+    body_end = (
+        guard.lineno - 1 if "__main__" in ast.unparse(getattr(guard, "test", guard)) else None
+    )
+    chunks: list[tuple[str | None, list[str]]] = [(None, [])]
+    for line in source.splitlines()[body_start:body_end]:
+        marker = SECTION.match(line.strip())
+        if marker:
+            chunks.append((marker["name"] if marker["edge"] == "start" else None, []))
+        else:
+            chunks[-1][1].append(line)
+    code = [(name, "\n".join(lines).strip("\n")) for name, lines in chunks]
+    return docstring, [(name, text) for name, text in code if text.strip()]
+
+
+def chunk_heading(name: str | None, code: str) -> str:
+    """노트북 소제목을 만듭니다.
+
+    괄호 안의 영어 이름이 앵커가 됩니다. 한글만 있으면 앵커가 비어 목차 링크가 깨집니다.
+    """
+    if name is None:
+        first = ast.parse(code).body[0]
+        target = first.targets[0] if isinstance(first, ast.Assign) else first
+        name = getattr(target, "name", None) or getattr(target, "id", "helpers")
+    return f"{SECTION_TITLES.get(name, SECTION_TITLES[None])} ({name})"
+
+
+def build_notebook(module: Path, tip_page: str) -> dict:
+    """스니펫 모듈 하나로 nbformat 4 노트북(JSON 사전)을 만듭니다."""
+    source = module.read_text(encoding="utf-8")
+    docstring, chunks = split_module(source)
+    title, _, rest = docstring.partition("\n")
+    intro = f"""
+# {title.split(":")[0]} 노트북
+
+{title}
+
+이 노트북은 저장소의 `snippets/{module.name}`에서 자동으로 만들어집니다. 사이트의
+[해당 팁 페이지]({tip_page})와 같은 코드입니다. GPU가 있으면 GPU에서, 없으면 CPU에서 느린 방식과
+빠른 방식을 비교합니다.
+
+<a href="{module.stem}.ipynb" download>노트북 내려받기(.ipynb)</a>
+"""
+    cells = [markdown_cell(intro)]
+    if module.stem in RUN_AS_SCRIPT:
+        cells += [
+            markdown_cell(
+                "이 팁은 여러 프로세스를 띄웁니다. 노트북 안에서는 그 프로세스들이 노트북에 "
+                "정의한 함수를 찾을 수 없으므로, 모듈을 파일로 쓴 다음 별도의 Python 프로세스로 "
+                "실행합니다."
+            ),
+            code_cell(f"%%writefile {module.name}\n{source}"),
+            code_cell(
+                "import subprocess\nimport sys\n\n"
+                f'result = subprocess.run([sys.executable, "{module.name}"], '
+                "capture_output=True, text=True)\n"
+                "print(result.stdout)\n"
+                "assert result.returncode == 0, result.stderr[-2000:]"
+            ),
+        ]
+    else:
+        for name, code in chunks:
+            cells += [markdown_cell(f"## {chunk_heading(name, code)}"), code_cell(code)]
+        cells += [
+            markdown_cell("## 실행 (run)\n\n느린 방식과 빠른 방식을 비교합니다."),
+            code_cell("main()"),
+        ]
+    for number, cell in enumerate(cells):
+        cell["id"] = f"cell-{number}"  # nbformat 4.5부터 셀마다 고유한 id가 필요합니다.
+    return {
+        "cells": cells,
+        "metadata": {
+            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+            "language_info": {"name": "python"},
+        },
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
+
+
+def tip_page_for(module: Path, docs_dir: Path) -> str:
+    number = module.stem[3]
+    page = next((docs_dir / "tips").glob(f"0{number}-*.md"))
+    return f"../tips/{page.stem}.html"
+
+
+def write_if_changed(path: Path, text: str) -> None:
+    # 내용이 같으면 다시 쓰지 않습니다. mkdocs-jupyter의 캐시와 파일 시각이 그대로 유지됩니다.
+    if not path.exists() or path.read_text(encoding="utf-8") != text:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+# mkdocs-jupyter의 on_files보다 먼저 실행되어야 그 플러그인이 이 노트북들을 페이지로 바꿉니다.
+@event_priority(50)
+def on_files(files, config):
+    root = Path(config.config_file_path).parent
+    out_dir = root / ".cache" / "notebooks"
+    for module in tip_modules(root):
+        notebook = build_notebook(module, tip_page_for(module, Path(config.docs_dir)))
+        text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
+        write_if_changed(out_dir / "notebooks" / f"{module.stem}.ipynb", text)
+        files.append(
+            File(
+                f"notebooks/{module.stem}.ipynb",
+                src_dir=str(out_dir),
+                dest_dir=config.site_dir,
+                use_directory_urls=config.use_directory_urls,
+            )
+        )
+    return files
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    # 노트북 페이지의 코드는 팁 페이지에 이미 있습니다. 검색 색인에서 빼서 결과가 겹치지 않게 하고,
+    # 모든 페이지가 처음 방문할 때 내려받는 색인 파일도 작게 유지합니다.
+    if page.file.src_uri.endswith(".ipynb"):
+        page.meta["search"] = {"exclude": True}
+    return html
+
+
+def on_post_page(output: str, page, config) -> str:
+    """nbconvert 템플릿이 넣는 CDN 스크립트(mermaid, MathJax)를 지웁니다(P6: 외부 요청 없음)."""
+    if page.file.src_uri.endswith(".ipynb"):
+        return CDN_BLOCKS.sub("", output)
+    return output

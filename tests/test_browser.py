@@ -1,0 +1,307 @@
+"""독자가 만나는 그대로, 진짜 브라우저(Debian의 Chromium)로 사이트를 확인합니다.
+
+테스트가 직접 빌드한 사이트를 127.0.0.1에서 띄우고, 모든 페이지를 데스크톱(1280×900)과
+휴대폰(390×844) 크기로 엽니다. 스크린숏은 test-output/screenshots/에 남습니다(커밋하지 않음).
+Chromium이 없으면 이 파일의 테스트는 이유를 밝히고 건너뜁니다. 단, CI(CI=true)에서는 실패합니다.
+"""
+
+from __future__ import annotations
+
+import functools
+import gzip
+import http.server
+import os
+import re
+import threading
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+from tests.site_build import ROOT
+
+CHROMIUM = Path("/usr/bin/chromium")
+SCREENSHOTS = ROOT / "test-output" / "screenshots"
+VIEWPORTS = {"desktop": {"width": 1280, "height": 900}, "phone": {"width": 390, "height": 844}}
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
+]
+# 첫 방문에 받는 바이트의 상한. GitHub Pages처럼 gzip으로 보내는 서버 기준으로 셉니다.
+MAX_PAGE_BYTES = 1_000_000
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def missing_browser_reason() -> str | None:
+    if not CHROMIUM.exists():
+        return "Chromium(/usr/bin/chromium)이 없습니다: apt-get install -y chromium fonts-nanum"
+    try:
+        import playwright.sync_api  # noqa: F401
+    except ImportError:
+        return "Playwright가 없습니다: pip install -r requirements.txt"
+    return None
+
+
+@pytest.fixture(scope="module")
+def browser():
+    reason = missing_browser_reason()
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI에서는 브라우저 테스트를 건너뛸 수 없습니다. {reason}")
+        pytest.skip(f"브라우저 테스트를 건너뜁니다. {reason}")
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        launched = playwright.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS)
+        yield launched
+        launched.close()
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format, *args):
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(built_site):
+    """빌드한 사이트를 127.0.0.1의 빈 포트에서 띄우고 그 주소를 돌려줍니다."""
+    handler = functools.partial(QuietHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    server.server_close()
+
+
+@functools.cache
+def gzipped_size(path: Path) -> int:
+    """gzip으로 보내는 서버(GitHub Pages 등)가 이 파일을 보낼 때의 크기입니다."""
+    return len(gzip.compress(path.read_bytes()))
+
+
+def site_pages(site_dir: Path) -> list[str]:
+    pages = [p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")]
+    return sorted(p for p in pages if p != "404.html")
+
+
+def pytest_generate_tests(metafunc):
+    # 페이지 목록은 docs/와 노트북 모듈에서 정해지므로, 빌드 없이 미리 알 수 있습니다.
+    if "page_path" in metafunc.fixturenames:
+        pages = [
+            p.relative_to(ROOT / "docs").with_suffix(".html").as_posix()
+            for p in (ROOT / "docs").rglob("*.md")
+        ]
+        pages += [f"notebooks/{p.stem}.html" for p in (ROOT / "snippets").glob("tip[1-7]_*.py")]
+        metafunc.parametrize("page_path", sorted(pages))
+    if "viewport" in metafunc.fixturenames:
+        metafunc.parametrize("viewport", list(VIEWPORTS))
+
+
+class Visit:
+    """한 번의 첫 방문에서 보낸 요청, 콘솔 오류, 내려받은 바이트를 기록합니다."""
+
+    def __init__(self, browser, site, site_dir, viewport, **context_options):
+        self.site, self.site_dir = site, site_dir
+        self.foreign_requests: list[str] = []
+        self.console_errors: list[str] = []
+        self.local_files: set[Path] = set()
+        self.context = browser.new_context(viewport=VIEWPORTS[viewport], **context_options)
+        self.context.route("**/*", self.route)
+        self.page = self.context.new_page()
+        self.page.on("console", self.on_console)
+        self.page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+
+    def route(self, route):
+        url = urlsplit(route.request.url)
+        if url.hostname != "127.0.0.1":
+            self.foreign_requests.append(route.request.url)
+            route.abort()
+            return
+        path = self.site_dir / unquote(url.path).lstrip("/")
+        if path.is_file():
+            self.local_files.add(path)
+        route.continue_()
+
+    def on_console(self, message):
+        if message.type == "error":
+            self.console_errors.append(message.text)
+
+    def open(self, page_path):
+        self.page.goto(f"{self.site}/{page_path}", wait_until="networkidle")
+        return self.page
+
+    def close(self):
+        self.context.close()
+
+
+@pytest.fixture
+def visit(browser, site, built_site):
+    visits = []
+
+    def start(viewport="desktop", **context_options):
+        visits.append(Visit(browser, site, built_site, viewport, **context_options))
+        return visits[-1]
+
+    yield start
+    for v in visits:
+        v.close()
+
+
+def test_every_page_loads_cleanly_at_both_sizes(visit, page_path, viewport, built_site):
+    v = visit(viewport)
+    page = v.open(page_path)
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    shot = SCREENSHOTS / f"{page_path.replace('/', '_').removesuffix('.html')}-{viewport}.png"
+    page.screenshot(path=str(shot), full_page=True)
+
+    assert v.foreign_requests == [], "127.0.0.1 밖으로 요청을 보냈습니다(P6)"
+    assert v.console_errors == []
+    broken = page.eval_on_selector_all(
+        "img", "imgs => imgs.filter(i => !i.complete || i.naturalWidth === 0).map(i => i.src)"
+    )
+    assert broken == []
+    # 코드 블록과 표는 그 안에서만 옆으로 스크롤됩니다. 페이지 전체는 옆으로 넘치지 않아야 합니다.
+    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+    assert overflow <= 0, f"{viewport}에서 페이지가 옆으로 {overflow}px 넘칩니다"
+    transferred = sum(gzipped_size(path) for path in v.local_files)
+    assert transferred < MAX_PAGE_BYTES, f"첫 방문에 {transferred} 바이트(gzip)를 받았습니다"
+
+
+def test_images_have_korean_alt_text(built_site):
+    missing = []
+    for page in site_pages(built_site):
+        html = (built_site / page).read_text(encoding="utf-8")
+        for tag in re.findall(r"<img\b[^>]*>", html):
+            alt = re.search(r'\salt="([^"]*)"', tag)
+            if not alt or not HANGUL.search(alt.group(1)):
+                missing.append(f"{page}: {tag[:80]}")
+    assert missing == []
+
+
+def internal_links(html: str) -> list[str]:
+    hrefs = re.findall(r'<a\b[^>]*\shref="([^"]+)"', html)
+    return [h for h in hrefs if not re.match(r"[a-z]+:|//", h)]
+
+
+def test_no_broken_links_inside_the_site(built_site):
+    broken = []
+    for page in site_pages(built_site):
+        html = (built_site / page).read_text(encoding="utf-8")
+        for href in set(internal_links(html)):
+            path_part, _, fragment = href.partition("#")
+            target = (built_site / page).parent / unquote(path_part) if path_part else None
+            target = target.resolve() if target else built_site / page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{page} → {href}")
+            elif fragment and target.suffix == ".html":
+                if f'id="{fragment}"' not in target.read_text(encoding="utf-8"):
+                    broken.append(f"{page} → {href} (앵커 없음)")
+    assert broken == []
+
+
+def test_dark_scheme_is_default_and_the_choice_persists(visit):
+    page = visit().open("index.html")
+    assert page.get_attribute("body", "data-md-color-scheme") == "slate"
+    page.click('label[title="밝은 화면으로 바꾸기"]')
+    assert page.get_attribute("body", "data-md-color-scheme") == "default"
+    page.goto(page.url.replace("index.html", "tips/01-num-workers.html"))
+    assert page.get_attribute("body", "data-md-color-scheme") == "default"
+    page.click('label[title="어두운 화면으로 바꾸기"]')
+    page.reload()
+    assert page.get_attribute("body", "data-md-color-scheme") == "slate"
+
+
+# 독자가 칠 법한 한국어 검색어와 찾아야 할 페이지. 브라우저 색인은 앞부분 일치만 합니다.
+SEARCHES = {
+    "워커": "tips/01-num-workers.html",
+    "고정된": "tips/02-pin-memory.html",
+    "동기화": "tips/03-avoid-syncs.html",
+    "난수": "tips/04-create-on-device.html",
+    "인터프리터": "tips/05-ddp.html",
+    "혼합": "tips/06-16bit.html",
+    "프로파일러": "tips/07-profiler.html",
+}
+
+
+@pytest.mark.parametrize(("term", "expected"), SEARCHES.items())
+def test_korean_search_finds_the_right_page(visit, term, expected):
+    page = visit().open("index.html")
+    page.click("label.md-search__icon, .md-search__input")
+    box = page.locator("input.md-search__input")
+    # type()은 한글을 넣어도 검색을 일으키지 않습니다. fill() 뒤 End 키가 검색을 시작합니다.
+    box.fill(term)
+    box.press("End")
+    page.wait_for_selector(".md-search-result__item")
+    links = page.eval_on_selector_all(
+        ".md-search-result__item > a", "links => links.map(a => a.getAttribute('href'))"
+    )
+    assert any(link.split("#")[0].endswith(expected) for link in links), links
+
+
+def selected_labels(page, label_text):
+    """이 이름의 탭을 가진 탭 묶음마다, 지금 선택된 탭의 이름을 돌려줍니다."""
+    return page.evaluate(
+        """label => [...document.querySelectorAll('.tabbed-set')]
+            .filter(set => [...set.querySelectorAll('.tabbed-labels > label')]
+                .some(l => l.innerText.trim() === label))
+            .map(set => {
+                const checked = set.querySelector(':scope > input:checked');
+                return set.querySelector(`label[for="${checked.id}"]`).innerText.trim();
+            })""",
+        label_text,
+    )
+
+
+def test_content_tabs_switch_and_linked_tabs_stay_in_step(visit):
+    v = visit()
+    page = v.open("tips/04-create-on-device.html")
+    assert selected_labels(page, "빠른 코드") == ["느린 코드"]
+    page.locator(".tabbed-labels > label", has_text="빠른 코드").first.click()
+    assert selected_labels(page, "빠른 코드") == ["빠른 코드"]
+    visible = page.locator(".tabbed-block:visible code").first.inner_text()
+    assert "rand_on_device" in visible and "rand_then_copy" not in visible
+    # 같은 이름의 탭은 사이트 전체에서 함께 바뀝니다(content.tabs.link).
+    page.goto(page.url.replace("04-create-on-device", "03-avoid-syncs"))
+    assert set(selected_labels(page, "빠른 코드")) == {"빠른 코드"}
+
+
+def test_pytorch_and_lightning_tabs_switch_together_across_a_page(visit):
+    page = visit().open("tips/05-ddp.html")
+    before = selected_labels(page, "Lightning")
+    assert before and set(before) == {"PyTorch"}
+    page.locator(".tabbed-labels > label", has_text="Lightning").first.click()
+    assert set(selected_labels(page, "Lightning")) == {"Lightning"}
+    page.goto(page.url.replace("05-ddp", "06-16bit"))
+    assert set(selected_labels(page, "Lightning")) == {"Lightning"}
+
+
+def test_copy_button_copies_exactly_the_code_shown(visit):
+    v = visit(permissions=["clipboard-read", "clipboard-write"])
+    page = v.open("tips/04-create-on-device.html")
+    block = page.locator(".highlight").first
+    shown = block.locator("code").inner_text()
+    block.hover()
+    block.locator("button.md-clipboard").click()
+    copied = page.evaluate("navigator.clipboard.readText()")
+    assert copied.strip() == shown.strip()
+    assert "def article_bad" in copied
+
+
+@pytest.mark.parametrize("tip_page", ["tips/02-pin-memory.html", "tips/05-ddp.html"])
+def test_heading_anchors_are_fixed_english_ids(visit, tip_page):
+    page = visit().open(tip_page)
+    ids = page.eval_on_selector_all("article h2[id], article h3[id]", "hs => hs.map(h => h.id)")
+    assert {"what-the-article-says", "why", "code", "results"} <= set(ids)
+    assert all(re.fullmatch(r"[a-z0-9-]+", i) for i in ids), ids
+
+
+def test_not_found_page_is_korean(visit):
+    page = visit().open("404.html")
+    assert page.inner_text("h1") == "페이지를 찾을 수 없습니다"
