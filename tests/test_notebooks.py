@@ -26,7 +26,7 @@ def test_notebook_code_is_the_snippet_code(module):
     source = module.read_text(encoding="utf-8")
     if any(cell.startswith("%%writefile") for cell in cells):
         # 여러 프로세스를 띄우는 팁은 모듈 전체를 파일로 쓰고 실행합니다.
-        assert cells[0] == f"%%writefile {module.name}\n{source}"
+        assert cells[0] == f"%%writefile {module.name}\n{source}".rstrip("\n")
         return
     _, chunks = split_module(source)
     expected = code_lines("\n".join(code for _, code in chunks)) + ["main()"]
@@ -38,7 +38,8 @@ def test_notebook_code_is_the_snippet_code(module):
 def test_tip_pages_link_to_their_notebook_and_its_download(built_site):
     for module in MODULES:
         page = next((built_site / "tips").glob(f"0{module.stem[3]}-*.html"))
-        html = page.read_text(encoding="utf-8")
+        # 왼쪽 메뉴에도 노트북 링크가 있으므로 본문(article)만 봅니다.
+        html = re.search(r"<article.*?</article>", page.read_text(encoding="utf-8"), re.S)[0]
         assert f'href="../notebooks/{module.stem}.html"' in html, page.name
         assert re.search(rf'href="../notebooks/{module.stem}.ipynb"\s+download', html), page.name
         notebook_page = built_site / "notebooks" / f"{module.stem}.html"

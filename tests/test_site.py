@@ -8,14 +8,13 @@ import re
 import shutil
 import subprocess
 import sys
-import textwrap
 import time
 from pathlib import Path
 
 import pytest
 
 from hooks.snippet_check import INCLUDE, find_problem
-from tests.site_build import ROOT, mkdocs_build
+from tests.site_build import ROOT, mkdocs_build, section_lines
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -136,15 +135,6 @@ def test_headings_carry_fixed_english_anchors(page):
     text = FENCE.sub("", page.read_text(encoding="utf-8"))
     for _, heading in HEADING.findall(text):
         assert re.search(r"\{ #[a-z0-9-]+ \}$", heading), f"{page_id(page)}: {heading}"
-
-
-def section_lines(source: str, name: str) -> str:
-    """pymdownx.snippets처럼 구역 안의 줄을 꺼내고, 안쪽의 다른 구역 표시는 뺍니다."""
-    lines = source.splitlines()
-    start = lines.index(f"# --8<-- [start:{name}]")
-    end = lines.index(f"# --8<-- [end:{name}]")
-    body = [line for line in lines[start + 1 : end] if "# --8<-- [" not in line]
-    return textwrap.dedent("\n".join(body))
 
 
 def copied_blocks():
