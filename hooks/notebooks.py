@@ -31,9 +31,10 @@ SECTION_TITLES = {
     "lightning": "Lightning 코드",
     None: "도우미 코드",
 }
-# 여러 프로세스를 띄우는 모듈은 노트북 안에서 함수를 직접 부를 수 없습니다(spawn이 노트북에
-# 정의된 함수를 찾지 못하고, Lightning DDP는 스크립트를 다시 실행합니다). 파일로 써서 실행합니다.
-RUN_AS_SCRIPT = {"tip5_ddp"}
+# 프로세스를 여러 개 띄우는 모듈(DataLoader 워커, DDP)은 노트북 안에서 바로 실행할 수 없습니다.
+# spawn(macOS, Windows의 기본값)이 노트북에 정의된 클래스와 함수를 찾지 못하고, Lightning DDP는
+# 스크립트를 다시 실행하기 때문입니다. 그래서 모듈을 파일로 쓴 다음 실행합니다.
+RUN_AS_SCRIPT = {"tip1_num_workers", "tip5_ddp"}
 
 
 def tip_modules(root: Path) -> list[Path]:
