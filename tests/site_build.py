@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -25,3 +26,22 @@ def section_lines(source: str, name: str) -> str:
     end = lines.index(f"# --8<-- [end:{name}]")
     body = [line for line in lines[start + 1 : end] if "# --8<-- [" not in line]
     return textwrap.dedent("\n".join(body))
+
+
+def page_quotes(page: str, message: str) -> bool:
+    """페이지(docs/ 기준 경로)가 이 오류·경고 메시지를 그대로 인용하는지 봅니다.
+
+    `text` 블록과 `Error: …`/`Warning: …`로 시작하는 인라인 코드를 인용으로 봅니다. 인용 끝의
+    `...`는 "뒤는 생략"으로, 자리표시자 ` N,`은 숫자로 읽습니다. 앞의 예외 이름은 떼고 비교합니다.
+    """
+    text = (ROOT / "docs" / page).read_text(encoding="utf-8")
+    fences = [m[1] for m in re.finditer(r"^[ \t]*```text\n(.*?)^[ \t]*```", text, re.M | re.S)]
+    candidates = fences + [line for f in fences for line in f.splitlines()]
+    candidates += re.findall(r"`(\w+(?:Error|Warning): [^`]+)`", text)
+    actual = " ".join(message.split())
+    for candidate in candidates:
+        quote = re.sub(r"^\w+(?:Error|Warning): ", "", " ".join(candidate.split()))
+        pattern = re.escape(quote).replace(r"\.\.\.", ".*").replace(" N,", r" \d+,")
+        if quote and re.fullmatch(pattern, actual, re.S):
+            return True
+    return False

@@ -55,3 +55,15 @@ def test_cuda_request_on_a_cpu_machine_stops_with_korean_message(module):
     assert "CUDA GPU가 필요합니다" in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stdout == ""
+
+
+def test_every_module_carries_the_same_pick_device():
+    # 모듈마다 혼자 읽히고 복사되도록 pick_device를 일부러 각 모듈에 둡니다. 대신 서로 달라지지
+    # 않게, 모든 사본이 글자 하나까지 같은지 확인합니다.
+    copies = set()
+    for module in MODULES:
+        tree = ast.parse(module.read_text(encoding="utf-8"))
+        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "pick_device"]
+        assert len(found) == 1, module.name
+        copies.add(ast.unparse(found[0]))
+    assert len(copies) == 1

@@ -11,6 +11,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from snippets import tip1_num_workers as tip1
+from tests.site_build import page_quotes
 
 # 작은 데이터셋으로 충분합니다. 길이 13은 어떤 배치 크기에서도 마지막 배치가 덜 차게 합니다.
 LENGTH = 13
@@ -175,8 +176,11 @@ def test_make_loader_settings():
 def test_article_loader_works_but_torch_warns_on_few_cores():
     dataset = tip1.CompressedImageDataset(length=3)
     # 페이지의 검증 노트가 인용하는 경고입니다.
-    with pytest.warns(UserWarning, match="This DataLoader will create 8 worker processes in total"):
+    with pytest.warns(
+        UserWarning, match="This DataLoader will create 8 worker processes in total"
+    ) as record:
         loader = tip1.article_loader(dataset)
+    assert any(page_quotes("tips/01-num-workers.md", str(w.message)) for w in record)
     assert loader.num_workers == 8 and loader.batch_size == 1
 
 

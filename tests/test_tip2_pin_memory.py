@@ -7,6 +7,7 @@ import torch
 from torch.utils.data import TensorDataset
 
 from snippets import tip2_pin_memory as tip2
+from tests.site_build import page_quotes
 
 NO_ACCELERATOR_WARNING = (
     "'pin_memory' argument is set as true but no accelerator is found, "
@@ -60,8 +61,9 @@ def test_plain_pin_memory_fails_without_accelerator():
     # 페이지의 설명: 가속기가 없으면 pin_memory() 자체가 RuntimeError를 냅니다.
     with pytest.raises(
         RuntimeError, match="Cannot access accelerator device when none is available"
-    ):
+    ) as excinfo:
         torch.ones(3).pin_memory()
+    assert page_quotes("tips/02-pin-memory.md", str(excinfo.value))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
@@ -98,6 +100,7 @@ def test_dataloader_pin_memory_warns_and_does_not_pin_on_cpu(num_workers):
     )
     assert pinned_warnings == [NO_ACCELERATOR_WARNING]
     assert plain_warnings == []
+    assert page_quotes("tips/02-pin-memory.md", NO_ACCELERATOR_WARNING)
     assert len(pinned) == len(plain) == 3
     for (pinned_x, pinned_y), (plain_x, plain_y) in zip(pinned, plain, strict=True):
         assert not pinned_x.is_pinned() and not pinned_y.is_pinned()

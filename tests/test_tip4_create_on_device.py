@@ -6,6 +6,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from snippets import tip4_create_on_device as tip4
+from tests.site_build import page_quotes
 
 SHAPES = [(1,), (3, 5), (2, 3, 4)]
 
@@ -38,8 +39,9 @@ def test_make_inputs_fit_every_pair():
 @pytest.mark.parametrize("article_code", [tip4.article_bad, tip4.article_good])
 def test_article_code_fails_as_the_page_says(article_code):
     # 페이지의 검증 노트: 원문의 `tensor.rand`는 오타라서 NameError가 납니다.
-    with pytest.raises(NameError, match="'tensor' is not defined"):
+    with pytest.raises(NameError, match="'tensor' is not defined") as excinfo:
         article_code()
+    assert page_quotes("tips/04-create-on-device.md", str(excinfo.value))
 
 
 def test_lightning_module_creates_noise_on_its_own_device():

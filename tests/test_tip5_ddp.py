@@ -13,6 +13,7 @@ import pytest
 import torch
 
 from snippets import tip5_ddp as tip5
+from tests.site_build import page_quotes
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = "snippets/tip5_ddp.py"
@@ -107,13 +108,17 @@ def test_ddp_on_cuda_without_two_gpus_stops_with_korean_message():
 @pytest.mark.parametrize("article_code", [tip5.article_dp, tip5.article_ddp])
 def test_article_code_fails_as_the_page_says(article_code):
     # 페이지의 최신 API 노트: distributed_backend=는 Lightning 1.5에서 없어졌습니다.
-    with pytest.raises(TypeError, match="unexpected keyword argument 'distributed_backend'"):
+    with pytest.raises(
+        TypeError, match="unexpected keyword argument 'distributed_backend'"
+    ) as excinfo:
         article_code()
+    assert page_quotes("tips/05-ddp.md", str(excinfo.value))
 
 
 def test_dp_strategy_is_gone_from_the_trainer_since_lightning_2():
-    with pytest.raises(ValueError, match="invalid strategy name"):
+    with pytest.raises(ValueError, match="invalid strategy name") as excinfo:
         L.Trainer(strategy="dp", logger=False)
+    assert page_quotes("tips/05-ddp.md", str(excinfo.value))
     # 페이지의 노트: Fabric에는 아직 "dp"가 등록되어 있습니다.
     from lightning.fabric.strategies import STRATEGY_REGISTRY
 

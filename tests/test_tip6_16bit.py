@@ -9,6 +9,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from snippets import tip6_16bit as tip6
+from tests.site_build import page_quotes
 
 # 여러 모양: (d_model, nhead, num_layers, batch_size, seq_len)
 SHAPES = [(16, 2, 1, 4, 8), (32, 4, 2, 3, 5), (24, 3, 1, 6, 12)]
@@ -205,6 +206,7 @@ def test_article_precision_16_warns_and_becomes_bf16_on_cpu(tmp_path, monkeypatc
         trainer = tip6.article_trainer()
     messages = [str(w.message) for w in record if "precision" in str(w.message)]
     assert messages == ARTICLE_WARNINGS
+    assert all(page_quotes("tips/06-16bit.md", m) for m in messages)
     assert trainer.precision == "bf16-mixed"
     assert list(tmp_path.iterdir()) == []
 

@@ -8,6 +8,7 @@ from lightning.pytorch.profilers import SimpleProfiler
 from torch.utils.data import DataLoader
 
 from snippets import tip7_profiler as tip7
+from tests.site_build import page_quotes
 
 
 @pytest.mark.parametrize("n", [1, 7, 33])
@@ -135,15 +136,17 @@ def test_article_profile_true_fails_today():
     with pytest.raises(
         TypeError,
         match=re.escape("Trainer.__init__() got an unexpected keyword argument 'profile'"),
-    ):
+    ) as excinfo:
         tip7.article_profile()
+    assert page_quotes("tips/07-profiler.md", str(excinfo.value))
 
 
 def test_article_profiler_import_path_fails_today():
     with pytest.raises(
         ModuleNotFoundError, match=re.escape("No module named 'pytorch_lightning.profiler'")
-    ):
+    ) as excinfo:
         tip7.article_advanced_profiler()
+    assert page_quotes("tips/07-profiler.md", str(excinfo.value))
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
