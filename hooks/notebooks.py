@@ -101,6 +101,9 @@ def build_notebook(module: Path, tip_page: str) -> dict:
 [해당 팁 페이지]({tip_page})와 같은 코드입니다. GPU가 있으면 GPU에서, 없으면 CPU에서 느린 방식과
 빠른 방식을 비교합니다.
 
+사이트에 보이는 출력은 사이트를 빌드한 컴퓨터(GPU 없는 CPU)에서 실행한 결과라서, 실행할 때마다 또
+컴퓨터마다 숫자가 달라집니다. 장치와 버전을 밝혀 측정한 값은 팁 페이지의 "측정 결과"에 있습니다.
+
 <a href="{module.stem}.ipynb" download>노트북 내려받기(.ipynb)</a>
 """
     cells = [markdown_cell(intro)]
