@@ -36,12 +36,6 @@ def test_training_learns_the_rule():
     assert intro.accuracy(model, dataset) > 0.7
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
-def test_cuda_request_without_gpu_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
-        intro.pick_device("cuda")
-
-
 def test_main_runs_on_cpu(capsys):
     intro.main("cpu", epochs=1)
     out = capsys.readouterr().out

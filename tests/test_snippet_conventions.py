@@ -2,6 +2,7 @@
 `--device cuda`를 GPU 없는 컴퓨터에서 한국어 메시지와 종료 코드 1로 거절합니다."""
 
 import ast
+import importlib
 import os
 import subprocess
 import sys
@@ -67,3 +68,14 @@ def test_every_module_carries_the_same_pick_device():
         assert len(found) == 1, module.name
         copies.add(ast.unparse(found[0]))
     assert len(copies) == 1
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
+def test_pick_device_explains_bad_names_in_korean(module):
+    snippet = importlib.import_module(f"snippets.{module.stem}")
+    assert snippet.pick_device("cpu").type == "cpu"
+    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
+        snippet.pick_device("tpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
+            snippet.pick_device("cuda:0")

@@ -195,17 +195,6 @@ def test_measure_throughput_reads_warmup_plus_num_batches(num_workers):
         tip1.measure_throughput(exact, num_batches=6)
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
-def test_cuda_request_without_gpu_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
-        tip1.pick_device("cuda")
-
-
-def test_unknown_device_name_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
-        tip1.pick_device("tpu")
-
-
 def test_main_runs_on_cpu(capsys):
     tip1.main("cpu")
     out = capsys.readouterr().out

@@ -174,11 +174,6 @@ def test_gpu_only_code_stops_with_korean_message(gpu_only):
         gpu_only()
 
 
-def test_unknown_device_name_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
-        tip2.pick_device("tpu")
-
-
 def test_main_runs_on_cpu(capsys):
     tip2.main("cpu")
     out = capsys.readouterr().out

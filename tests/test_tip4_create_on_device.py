@@ -64,17 +64,6 @@ def test_lightning_module_creates_noise_on_its_own_device():
     assert trainer.global_step == 3
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
-def test_cuda_request_without_gpu_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
-        tip4.pick_device("cuda")
-
-
-def test_unknown_device_name_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
-        tip4.pick_device("tpu")
-
-
 def test_main_runs_on_cpu(capsys):
     tip4.main("cpu")
     out = capsys.readouterr().out

@@ -125,11 +125,6 @@ def test_dp_strategy_is_gone_from_the_trainer_since_lightning_2():
     assert "dp" in STRATEGY_REGISTRY.available_strategies()
 
 
-def test_unknown_device_name_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
-        tip5.pick_device("tpu")
-
-
 def test_main_runs_on_cpu(capsys):
     tip5.main("cpu")
     out = capsys.readouterr().out

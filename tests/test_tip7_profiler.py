@@ -149,17 +149,6 @@ def test_article_profiler_import_path_fails_today():
     assert page_quotes("tips/07-profiler.md", str(excinfo.value))
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
-def test_cuda_request_without_gpu_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
-        tip7.pick_device("cuda")
-
-
-def test_unknown_device_name_stops_with_korean_message():
-    with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
-        tip7.pick_device("tpu")
-
-
 def test_main_runs_on_cpu(capsys):
     tip7.main("cpu", max_steps=8)
     out = capsys.readouterr().out
