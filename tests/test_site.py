@@ -190,13 +190,48 @@ EXTERNAL_RESOURCE = re.compile(
 )
 
 
+HANGUL = re.compile(r"[\uac00-\ud7a3]")
+
+
+def images_without_korean_alt(html: str) -> list[str]:
+    """alt가 없거나 alt에 한글이 없는 <img> 태그들을 돌려줍니다."""
+    missing = []
+    for tag in re.findall(r"<img\b[^>]*>", html):
+        alt = re.search(r'\salt="([^"]*)"', tag)
+        if not alt or not HANGUL.search(alt[1]):
+            missing.append(tag)
+    return missing
+
+
+def test_the_site_checks_can_catch_what_they_look_for():
+    # 지금 사이트에는 <img>도 외부 자원도 없어서, 아래 두 검사가 실제로 잡아내는지 여기서 봅니다.
+    assert images_without_korean_alt('<img src="a.svg"><img src="b.svg" alt="chart">') != []
+    assert images_without_korean_alt('<img src="c.svg" alt="속도 향상 차트">') == []
+    assert EXTERNAL_RESOURCE.search('<script src="https://cdn.example/x.js"></script>')
+    assert EXTERNAL_RESOURCE.search('<link rel="stylesheet" href="//fonts.example/css">')
+    assert not EXTERNAL_RESOURCE.search('<a href="https://example.com/">link</a>')
+
+
+def site_files(site_dir, suffixes):
+    return [p for p in site_dir.rglob("*") if p.suffix in suffixes]
+
+
 def test_built_site_requests_nothing_from_other_hosts(built_site):
-    site_dir = built_site
-    offenders = []
-    for path in site_dir.rglob("*"):
-        if path.suffix in (".html", ".css") and EXTERNAL_RESOURCE.search(path.read_text("utf-8")):
-            offenders.append(str(path.relative_to(site_dir)))
+    offenders = [
+        str(path.relative_to(built_site))
+        for path in site_files(built_site, (".html", ".css"))
+        if EXTERNAL_RESOURCE.search(path.read_text("utf-8"))
+    ]
     assert offenders == []
+
+
+def test_images_have_korean_alt_text(built_site):
+    missing = {
+        str(path.relative_to(built_site)): bad
+        for path in site_files(built_site, (".html",))
+        if (bad := images_without_korean_alt(path.read_text("utf-8")))
+    }
+    assert missing == {}
 
 
 def test_site_defaults_to_dark_with_a_toggle_and_korean(built_site):
