@@ -1,0 +1,58 @@
+"""팁 4 벤치마크: CPU에서 만들어 복사하기 vs 장치에서 바로 만들기.
+
+천장은 같은 실행에서 잰 장치 안 복사(device-to-device) 대역폭입니다. 빠른 방식은 텐서를 한 번
+쓰기만 하므로, 쓴 바이트를 시간으로 나눈 값이 메모리 대역폭에 얼마나 가까운지 봅니다.
+"""
+
+import pytest
+import torch
+
+from snippets import tip4_create_on_device as tip4
+
+TIP = "tip4"
+SNIPPET = tip4
+
+# 원소 수. GPU에서는 float32 256 MiB로 L2 캐시보다 훨씬 크게 잡아 메모리 대역폭을 잽니다.
+SIZES = {"cuda": 1 << 26, "cpu": 1 << 24, "quick": 1 << 12}
+
+
+def element_count(device, quick):
+    return SIZES["quick" if quick else device.type]
+
+
+# 같은 짝의 느린 방식과 빠른 방식을 연달아 잽니다. 사이에 시간이 벌어지면 기계 상태가 바뀐 만큼
+# 비교가 흔들립니다.
+@pytest.mark.parametrize(
+    ("kind", "role"), [(kind, role) for kind in tip4.PAIRS for role in ("baseline", "fast")]
+)
+def test_create(measure, bench_device, quick, kind, role):
+    slow, fast = tip4.PAIRS[kind]
+    fn = slow if role == "baseline" else fast
+    size = element_count(bench_device, quick)
+    args = tip4.make_inputs(kind, bench_device, size=size)
+    itemsize = 8 if kind == "arange" else 4  # arange는 int64입니다.
+    created = measure(
+        fn,
+        *args,
+        key=f"{kind}-{'copy' if role == 'baseline' else 'on-device'}",
+        group=f"torch.{kind}",
+        variant=fn.__name__,
+        role=role,
+        bytes_moved=size * itemsize,
+        ceiling="device-copy" if role == "fast" else None,
+    )
+    assert created.device.type == bench_device.type
+
+
+def test_device_copy_ceiling(measure, bench_device, quick):
+    source = torch.rand(element_count(bench_device, quick), device=bench_device)
+    target = torch.empty_like(source)
+    measure(
+        target.copy_,
+        source,
+        key="device-copy",
+        group="천장",
+        variant="장치 안 복사(읽기+쓰기)",
+        role="ceiling",
+        bytes_moved=2 * source.nbytes,
+    )

@@ -1,0 +1,103 @@
+"""측정한 환경을 기록합니다: 장치, 드라이버, 버전, CPU, 스레드 설정, TF32 설정, 날짜, 커밋."""
+
+from __future__ import annotations
+
+import os
+import platform
+import re
+import subprocess
+from datetime import UTC, datetime
+from importlib import metadata
+from pathlib import Path
+
+import torch
+
+
+def _run(command: list[str], cwd: Path | None = None) -> str | None:
+    try:
+        result = subprocess.run(command, cwd=cwd, capture_output=True, text=True, timeout=10)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return result.stdout.strip() if result.returncode == 0 else None
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def cpu_model() -> str:
+    try:
+        text = Path("/proc/cpuinfo").read_text()
+    except OSError:
+        text = ""
+    match = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
+    return (match.group(1) if match else platform.processor() or platform.machine()).strip()
+
+
+def usable_cores() -> int:
+    # 컨테이너나 taskset으로 제한되면 os.cpu_count()보다 적습니다.
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+def git_state(root: Path) -> tuple[str | None, bool | None]:
+    commit = _run(["git", "rev-parse", "HEAD"], cwd=root)
+    if commit is None:
+        return None, None
+    status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root)
+    return commit, bool(status)
+
+
+def device_description(device: torch.device) -> tuple[str, str | None]:
+    """장치 이름과 NVIDIA 드라이버 버전(있으면)."""
+    if device.type != "cuda":
+        return cpu_model(), None
+    query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
+    driver = _run(query)
+    return torch.cuda.get_device_name(device), driver.splitlines()[0] if driver else None
+
+
+def describe(device: torch.device, root: Path) -> dict:
+    name, driver = device_description(device)
+    commit, dirty = git_state(root)
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {
+        "device_kind": device.type,
+        "device_name": name,
+        "device_count": torch.cuda.device_count() if device.type == "cuda" else 0,
+        "driver": driver,
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
+        "cudnn": str(cudnn) if cudnn else None,
+        "lightning": _version("lightning"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "cpu_model": cpu_model(),
+        "cpu_cores": os.cpu_count() or 1,
+        "usable_cores": usable_cores(),
+        "torch_threads": torch.get_num_threads(),
+        "torch_interop_threads": torch.get_num_interop_threads(),
+        "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
+        "tf32_cudnn": torch.backends.cudnn.allow_tf32,
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": commit,
+        "dirty": dirty,
+        "pytest_benchmark": _version("pytest-benchmark") or "unknown",
+    }
+
+
+def slug(text: str) -> str:
+    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+
+
+def results_name(env: dict) -> str:
+    """결과 파일 이름: GPU는 장치 이름(nvidia-h200), CPU는 모델과 코어 수(cpu-amd-epyc-2cores)."""
+    if env["device_kind"] == "cuda":
+        return slug(env["device_name"])
+    model = re.sub(r"\((r|tm)\)|cpu|processor|@.*$", "", env["cpu_model"], flags=re.IGNORECASE)
+    return f"cpu-{slug(model)}-{env['usable_cores']}cores"
