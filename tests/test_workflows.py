@@ -1,0 +1,495 @@
+"""GitHub Actions 워크플로와 Dependabot 설정을 네트워크 없이 검사합니다.
+
+- 모든 워크플로와 dependabot.yml이 GitHub의 스키마에 맞는지 check-jsonschema로 확인합니다.
+- zizmor(--offline)가 중간(medium) 이상의 보안 문제를 하나도 찾지 않는지 확인합니다.
+- 액션의 SHA 고정, checkout의 persist-credentials, run 스크립트 안의 `${{ }}`, 작업 시간 제한,
+  concurrency, 권한, 포크 차단을 워크플로 파일을 직접 읽어 확인합니다.
+- 워크플로가 실행하는 명령이 README의 명령과 글자 그대로 같은지 확인합니다.
+
+각 검사는 일부러 망가뜨린 예제로 실패할 수 있음도 함께 확인합니다. check-jsonschema와 zizmor는
+requirements.txt에 고정되어 있으므로, 없으면 건너뛰지 않고 실패합니다.
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import json
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+import yaml
+
+ROOT = Path(__file__).resolve().parents[1]
+GITHUB = ROOT / ".github"
+WORKFLOWS = GITHUB / "workflows"
+DEPENDABOT = GITHUB / "dependabot.yml"
+EXPECTED_WORKFLOWS = ["ci.yml", "docs.yml", "gpu-benchmark.yml"]
+# 공통 규칙은 폴더의 모든 워크플로에 적용합니다. 새 워크플로도 저절로 검사를 받습니다.
+ALL_WORKFLOWS = sorted(path.name for path in WORKFLOWS.glob("*.y*ml"))
+INSTALL_HINT = ".venv/bin/pip install -r requirements.txt"
+
+SHA_PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
+USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<comment>\s+#.*)?$")
+VERSION_COMMENT = re.compile(r"^\s+# v\d+(\.\d+)*\b")
+FORK_GUARD = re.compile(r"github\.repository == '(?P<repo>[A-Za-z0-9_.-]+/[A-Za-z0-9_.-]+)'")
+SEVERITY_ORDER = ["unknown", "informational", "low", "medium", "high"]
+
+
+# ---------------------------------------------------------------------------
+# 도구 찾기
+# ---------------------------------------------------------------------------
+
+
+def check_jsonschema_command() -> list[str]:
+    if importlib.util.find_spec("check_jsonschema") is None:
+        pytest.fail(
+            f"check-jsonschema가 설치되어 있지 않습니다. 다음으로 설치하세요: {INSTALL_HINT}"
+        )
+    return [sys.executable, "-m", "check_jsonschema"]
+
+
+def zizmor_command() -> list[str]:
+    # zizmor는 Python 모듈이 아니라 실행 파일을 설치하므로 이 Python의 scripts 폴더에서 찾습니다.
+    found = shutil.which("zizmor", path=sysconfig.get_path("scripts"))
+    if found is None:
+        pytest.fail(f"zizmor가 설치되어 있지 않습니다. 다음으로 설치하세요: {INSTALL_HINT}")
+    return [found]
+
+
+def pinned_version(package: str) -> str:
+    for line in (ROOT / "requirements.txt").read_text(encoding="utf-8").splitlines():
+        name, sep, version = line.strip().partition("==")
+        if sep and name.lower() == package:
+            return version
+    pytest.fail(f"requirements.txt에 {package}의 == 고정이 없습니다")
+
+
+def run_check_jsonschema(schema: str, paths: list[Path]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [*check_jsonschema_command(), "--builtin-schema", schema, *map(str, paths)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def zizmor_findings(directory: Path) -> tuple[list[dict], str]:
+    """`zizmor --offline`으로 폴더를 검사해 (무시되지 않은 발견 목록, stderr)를 돌려줍니다."""
+    result = subprocess.run(
+        [*zizmor_command(), "--offline", "--no-config", "--format", "json", directory.name],
+        cwd=directory.parent,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    # 종료 코드 0은 발견 없음, 10~14는 발견 있음(가장 높은 심각도)입니다. 그 밖은 도구의 오류입니다.
+    assert result.returncode in (0, 10, 11, 12, 13, 14), result.stderr
+    findings = [item for item in json.loads(result.stdout) if not item.get("ignored")]
+    return findings, result.stderr
+
+
+def medium_or_worse(findings: list[dict]) -> list[str]:
+    bad = []
+    for finding in findings:
+        severity = finding["determinations"]["severity"].lower()
+        if SEVERITY_ORDER.index(severity) >= SEVERITY_ORDER.index("medium"):
+            places = [
+                location["symbolic"]["key"]["Local"]["verbatim_path"]
+                for location in finding["locations"]
+                if "Local" in location["symbolic"]["key"]
+            ]
+            bad.append(f"{finding['ident']} ({severity}): {finding['desc']} @ {places}")
+    return bad
+
+
+# ---------------------------------------------------------------------------
+# 워크플로 읽기와 검사 함수
+# ---------------------------------------------------------------------------
+
+
+def load(path: Path) -> dict:
+    return yaml.safe_load(path.read_text(encoding="utf-8"))
+
+
+def triggers(workflow: dict) -> dict:
+    """`on:`을 사전으로 돌려줍니다. PyYAML(YAML 1.1)은 키 `on`을 True로 읽으므로 둘 다 봅니다."""
+    on = workflow.get("on", workflow.get(True))
+    if isinstance(on, str):
+        return {on: None}
+    if isinstance(on, list):
+        return dict.fromkeys(on)
+    return on or {}
+
+
+def steps(workflow: dict):
+    for job_id, job in workflow["jobs"].items():
+        for step in job.get("steps", []):
+            yield job_id, step
+
+
+def run_scripts(workflow: dict):
+    for job_id, step in steps(workflow):
+        if "run" in step:
+            yield job_id, step["run"]
+
+
+def run_lines(workflow: dict, job_id: str | None = None) -> list[str]:
+    return [
+        line.strip()
+        for job, script in run_scripts(workflow)
+        if job_id in (None, job)
+        for line in script.splitlines()
+    ]
+
+
+def unpinned_uses(text: str) -> list[str]:
+    """SHA 40자리로 고정되지 않았거나 버전 주석(`# v1.2.3`)이 없는 `uses:`를 돌려줍니다."""
+    problems = []
+    for number, line in enumerate(text.splitlines(), 1):
+        match = USES_LINE.match(line)
+        if not match or match["ref"].startswith("./"):
+            continue
+        if not SHA_PINNED.match(match["ref"]):
+            problems.append(f"{number}행: SHA로 고정되지 않았습니다: {match['ref']}")
+        elif not (match["comment"] and VERSION_COMMENT.match(match["comment"])):
+            problems.append(f"{number}행: 버전 주석(# vX.Y.Z)이 없습니다: {match['ref']}")
+    return problems
+
+
+def credential_and_injection_problems(workflow: dict) -> list[str]:
+    """checkout의 persist-credentials, run 안의 `${{ }}`, 시간 제한, concurrency를 검사합니다."""
+    problems = []
+    for job_id, step in steps(workflow):
+        uses = step.get("uses", "")
+        if uses.startswith("actions/checkout@"):
+            if (step.get("with") or {}).get("persist-credentials") is not False:
+                problems.append(f"{job_id}: checkout에 persist-credentials: false가 없습니다")
+    for job_id, script in run_scripts(workflow):
+        # 어떤 `${{ }}`도 run 스크립트에 직접 펼치지 않습니다. 값은 env:로 넘깁니다.
+        if "${{" in script:
+            problems.append(f"{job_id}: run 스크립트 안에 ${{{{ }}}}가 있습니다")
+    for job_id, job in workflow["jobs"].items():
+        timeout = job.get("timeout-minutes")
+        if not (isinstance(timeout, int) and 0 < timeout <= 360):
+            problems.append(f"{job_id}: timeout-minutes가 없거나 잘못되었습니다: {timeout!r}")
+    concurrency = workflow.get("concurrency")
+    if not (isinstance(concurrency, dict) and concurrency.get("group")):
+        problems.append("워크플로에 concurrency 그룹이 없습니다")
+    elif "cancel-in-progress" not in concurrency:
+        problems.append("concurrency에 cancel-in-progress를 정하지 않았습니다")
+    if workflow.get("permissions") != {"contents": "read"}:
+        problems.append(
+            f"워크플로 권한이 contents: read만이 아닙니다: {workflow.get('permissions')}"
+        )
+    return problems
+
+
+def runs_on_self_hosted(job: dict) -> bool:
+    runs_on = job.get("runs-on")
+    labels = runs_on if isinstance(runs_on, list) else [runs_on]
+    return "self-hosted" in labels
+
+
+def write_scopes(job: dict) -> list[str]:
+    permissions = job.get("permissions")
+    if permissions is None:
+        return []  # 워크플로 권한(contents: read)을 물려받습니다.
+    if isinstance(permissions, str):
+        return [permissions] if "write" in permissions else []
+    return [scope for scope, level in permissions.items() if level == "write"]
+
+
+def gpu_workflow_problems(workflow: dict) -> list[str]:
+    """GPU 측정 워크플로가 포크와 풀 리퀘스트로부터 안전한지 검사합니다."""
+    problems = []
+    on = triggers(workflow)
+    for forbidden in ("pull_request", "pull_request_target", "workflow_run", "issue_comment"):
+        if forbidden in on:
+            problems.append(f"트리거 {forbidden}가 있습니다")
+    if set(on) != {"workflow_dispatch", "schedule", "push"}:
+        problems.append(f"트리거가 workflow_dispatch, schedule, push가 아닙니다: {sorted(on)}")
+    if workflow.get("permissions") != {"contents": "read"}:
+        problems.append("워크플로 권한이 contents: read만이 아닙니다")
+    jobs = workflow["jobs"]
+    if not any(job.get("runs-on") == ["self-hosted", "gpu"] for job in jobs.values()):
+        problems.append("[self-hosted, gpu]에서 도는 측정 작업이 없습니다")
+    guarded_repos = set()
+    for job_id, job in jobs.items():
+        guard = FORK_GUARD.search(str(job.get("if", "")))
+        if guard is None:
+            problems.append(f"{job_id}: 포크 차단(github.repository == 'OWNER/REPO')이 없습니다")
+        else:
+            guarded_repos.add(guard["repo"])
+        if not isinstance(job.get("timeout-minutes"), int):
+            problems.append(f"{job_id}: timeout-minutes가 없습니다")
+        scopes = write_scopes(job)
+        if runs_on_self_hosted(job):
+            if job.get("permissions") is None:
+                problems.append(f"{job_id}: 자체 호스팅 작업은 권한을 명시해야 합니다")
+            if scopes:
+                problems.append(f"{job_id}: 자체 호스팅 작업에 쓰기 권한이 있습니다: {scopes}")
+        elif scopes:
+            runs_on = job.get("runs-on")
+            if not (isinstance(runs_on, str) and runs_on.startswith("ubuntu-")):
+                problems.append(
+                    f"{job_id}: 쓰기 권한 작업이 GitHub 호스트 러너가 아닙니다: {runs_on}"
+                )
+            if set(scopes) - {"contents", "pull-requests"}:
+                problems.append(f"{job_id}: 필요 없는 쓰기 권한이 있습니다: {scopes}")
+    if len(guarded_repos) > 1:
+        problems.append(f"작업마다 포크 차단의 저장소 이름이 다릅니다: {sorted(guarded_repos)}")
+    for job_id, script in run_scripts(workflow):
+        if re.search(r"\bgit\s+push\b", script):
+            problems.append(f"{job_id}: run에서 직접 git push합니다(풀 리퀘스트로만 올립니다)")
+    return problems
+
+
+# ---------------------------------------------------------------------------
+# 도구와 스키마
+# ---------------------------------------------------------------------------
+
+
+def test_expected_workflow_files_exist():
+    assert set(EXPECTED_WORKFLOWS) <= set(ALL_WORKFLOWS)
+    assert DEPENDABOT.is_file()
+
+
+@pytest.mark.parametrize("package", ["check-jsonschema", "zizmor"])
+def test_installed_tools_match_requirements_pins(package):
+    """검사 도구의 설치된 버전이 requirements.txt의 고정 버전과 같은지 확인합니다."""
+    try:
+        installed = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        pytest.fail(f"{package}가 설치되어 있지 않습니다. 다음으로 설치하세요: {INSTALL_HINT}")
+    assert installed == pinned_version(package)
+
+
+def test_workflows_match_github_workflow_schema():
+    paths = [WORKFLOWS / name for name in ALL_WORKFLOWS]
+    result = run_check_jsonschema("vendor.github-workflows", paths)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dependabot_config_matches_schema():
+    result = run_check_jsonschema("vendor.dependabot", [DEPENDABOT])
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_schema_check_rejects_broken_files(tmp_path):
+    """스키마 검사가 실제로 실패할 수 있음을, 일부러 망가뜨린 파일로 확인합니다."""
+    workflow = tmp_path / "broken.yml"
+    # runs-on이 없는 작업과 잘못된 트리거 이름입니다.
+    workflow.write_text("on: pushh\njobs:\n  build:\n    steps:\n      - run: true\n")
+    result = run_check_jsonschema("vendor.github-workflows", [workflow])
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "broken.yml" in result.stdout
+
+    dependabot = tmp_path / "dependabot.yml"
+    dependabot.write_text("version: 2\nupdates:\n  - package-ecosystem: pip\n")
+    result = run_check_jsonschema("vendor.dependabot", [dependabot])
+    assert result.returncode == 1, result.stdout + result.stderr
+
+
+def test_zizmor_finds_nothing_at_medium_or_above():
+    findings, log = zizmor_findings(GITHUB)
+    assert medium_or_worse(findings) == []
+    # 네 파일을 모두 검사했는지 zizmor의 기록으로 확인합니다.
+    for path in [DEPENDABOT, *(WORKFLOWS / name for name in ALL_WORKFLOWS)]:
+        assert f"completed {path.relative_to(ROOT).as_posix()}" in log
+
+
+def test_zizmor_flags_a_dangerous_workflow(tmp_path):
+    """zizmor 검사가 실제로 실패할 수 있음을, 위험한 워크플로로 확인합니다."""
+    workflows = tmp_path / ".github" / "workflows"
+    workflows.mkdir(parents=True)
+    (workflows / "bad.yml").write_text(
+        "name: bad\n"
+        "on: pull_request_target\n"
+        "jobs:\n"
+        "  build:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - uses: actions/checkout@v4\n"
+        "        with:\n"
+        "          ref: ${{ github.event.pull_request.head.sha }}\n"
+        '      - run: echo "${{ github.event.pull_request.title }}"\n'
+    )
+    findings, _ = zizmor_findings(tmp_path / ".github")
+    flagged = " ".join(medium_or_worse(findings))
+    for ident in ("dangerous-triggers", "template-injection", "unpinned-uses", "artipacked"):
+        assert ident in flagged
+
+
+# ---------------------------------------------------------------------------
+# 모든 워크플로에 공통인 규칙
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", ALL_WORKFLOWS)
+def test_every_action_is_pinned_to_a_commit_sha_with_a_version_comment(name):
+    text = (WORKFLOWS / name).read_text(encoding="utf-8")
+    assert unpinned_uses(text) == []
+    # 줄 단위 검사가 놓친 `uses:`가 없는지(예: 한 줄 사전 표기) 파싱 결과와 개수를 맞춥니다.
+    parsed = [step["uses"] for _, step in steps(load(WORKFLOWS / name)) if "uses" in step]
+    scanned = [m["ref"] for line in text.splitlines() if (m := USES_LINE.match(line))]
+    assert parsed == scanned
+    assert parsed, "액션을 하나도 쓰지 않는 워크플로는 예상하지 않았습니다"
+
+
+@pytest.mark.parametrize("name", ALL_WORKFLOWS)
+def test_credentials_injection_timeouts_concurrency_and_permissions(name):
+    assert credential_and_injection_problems(load(WORKFLOWS / name)) == []
+
+
+def test_common_checks_can_fail():
+    """공통 규칙 검사가 실제로 실패할 수 있음을, 규칙을 모두 어긴 워크플로로 확인합니다."""
+    text = (
+        "on: push\n"
+        "permissions: write-all\n"
+        "jobs:\n"
+        "  build:\n"
+        "    runs-on: ubuntu-latest\n"
+        "    steps:\n"
+        "      - uses: actions/checkout@v4\n"
+        "      - uses: actions/setup-python@a309ff8b426b58ec0e2a45f0f869d46889d02405\n"
+        '      - run: echo "${{ github.event.head_commit.message }}"\n'
+    )
+    assert len(unpinned_uses(text)) == 2
+    problems = " ".join(credential_and_injection_problems(yaml.safe_load(text)))
+    for expected in ("persist-credentials", "${{ }}", "timeout-minutes", "concurrency", "권한"):
+        assert expected in problems
+
+
+# ---------------------------------------------------------------------------
+# 워크플로마다의 규칙
+# ---------------------------------------------------------------------------
+
+
+def test_gpu_benchmark_cannot_run_from_a_fork_or_a_pull_request():
+    workflow = load(WORKFLOWS / "gpu-benchmark.yml")
+    assert gpu_workflow_problems(workflow) == []
+    on = triggers(workflow)
+    assert on["push"]["branches"] == ["main"]
+    assert {"snippets/**", "benchmarks/**"} <= set(on["push"]["paths"])
+    # 측정 결과를 합쳐도 다시 측정이 돌지 않도록 results/는 paths에 없습니다.
+    assert not any(path.startswith("results") for path in on["push"]["paths"])
+
+
+def test_gpu_benchmark_measures_on_the_gpu_and_opens_a_pull_request():
+    workflow = load(WORKFLOWS / "gpu-benchmark.yml")
+    jobs = workflow["jobs"]
+    measure = next(job_id for job_id, job in jobs.items() if runs_on_self_hosted(job))
+    uploads = [s for j, s in steps(workflow) if s.get("uses", "").startswith("actions/upload-")]
+    assert [(step["with"]["path"], step["with"]["if-no-files-found"]) for step in uploads] == [
+        ("results/*.json", "error")
+    ]
+    assert all(j == measure for j, s in steps(workflow) if s in uploads)
+    publishers = [job_id for job_id, job in jobs.items() if write_scopes(job)]
+    assert len(publishers) == 1
+    publisher = jobs[publishers[0]]
+    assert publisher["needs"] == measure
+    uses = [step.get("uses", "") for step in publisher["steps"]]
+    assert any(u.startswith("actions/download-artifact@") for u in uses)
+    create_pr = next(s for s in publisher["steps"] if "create-pull-request@" in s.get("uses", ""))
+    assert create_pr["with"]["token"] == "${{ secrets.GITHUB_TOKEN }}"
+    assert create_pr["with"]["base"] == "main"
+    assert create_pr["with"]["branch"] != "main"
+    assert create_pr["with"]["add-paths"] == "results/*.json"
+
+
+def test_gpu_checks_can_fail():
+    """GPU 워크플로 검사가 실제로 실패할 수 있음을, 위험하게 바꾼 사본으로 확인합니다."""
+    workflow = load(WORKFLOWS / "gpu-benchmark.yml")
+    on = triggers(workflow)
+    on["pull_request_target"] = None
+    workflow["permissions"] = {"contents": "write"}
+    measure, publisher = workflow["jobs"].values()
+    measure["permissions"] = {"contents": "write"}
+    del measure["if"]
+    publisher["runs-on"] = ["self-hosted", "gpu"]
+    del publisher["timeout-minutes"]
+    problems = " ".join(gpu_workflow_problems(workflow))
+    for expected in ("pull_request_target", "워크플로 권한", "쓰기 권한", "포크 차단", "timeout"):
+        assert expected in problems
+
+
+def test_docs_deploy_job_has_only_pages_permissions():
+    workflow = load(WORKFLOWS / "docs.yml")
+    on = triggers(workflow)
+    assert on["push"]["branches"] == ["main"]
+    assert "pull_request" not in on and "pull_request_target" not in on
+    deployers = [job for job in workflow["jobs"].values() if write_scopes(job)]
+    assert len(deployers) == 1
+    deploy = deployers[0]
+    assert deploy["permissions"] == {"pages": "write", "id-token": "write"}
+    assert deploy["environment"] == {
+        "name": "github-pages",
+        "url": "${{ steps.deployment.outputs.page_url }}",
+    }
+    assert deploy["steps"][0]["id"] == "deployment"
+    assert deploy["steps"][0]["uses"].startswith("actions/deploy-pages@")
+    assert not runs_on_self_hosted(deploy)
+    build = workflow["jobs"][deploy["needs"]]
+    uploads = [s for s in build["steps"] if "upload-pages-artifact@" in s.get("uses", "")]
+    assert [step["with"]["path"] for step in uploads] == ["site"]
+
+
+def test_ci_runs_on_github_hosted_runners_with_read_only_token():
+    workflow = load(WORKFLOWS / "ci.yml")
+    on = triggers(workflow)
+    assert "push" in on and "pull_request" in on
+    assert "pull_request_target" not in on
+    for job in workflow["jobs"].values():
+        assert not runs_on_self_hosted(job)
+        assert write_scopes(job) == []
+
+
+# ---------------------------------------------------------------------------
+# README의 명령과 같은지
+# ---------------------------------------------------------------------------
+
+
+def readme_bash_blocks(section: str | None = None) -> list[str]:
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    if section is not None:
+        text = text[text.index(f"## {section}") :]
+    return re.findall(r"^```bash\n(.*?)\n```$", text, re.MULTILINE | re.DOTALL)
+
+
+def readme_test_command() -> str:
+    command = readme_bash_blocks()[1]
+    assert command.endswith("-m pytest") and "\n" not in command
+    return command
+
+
+def test_ci_runs_the_readme_test_command_verbatim():
+    workflow = load(WORKFLOWS / "ci.yml")
+    assert readme_test_command() in run_lines(workflow)
+
+
+def test_gpu_benchmark_runs_the_readme_gpu_command_verbatim_on_the_gpu_runner():
+    command = readme_bash_blocks("GPU에서 숫자를 다시 재려면")[0]
+    assert "--gpu" in command and "\n" not in command
+    workflow = load(WORKFLOWS / "gpu-benchmark.yml")
+    (measure,) = [job_id for job_id, job in workflow["jobs"].items() if runs_on_self_hosted(job)]
+    assert command in run_lines(workflow, measure)
+
+
+def test_docs_runs_the_readme_install_part_and_a_strict_build():
+    serve = readme_bash_blocks()[0]
+    install, _, last = serve.rpartition(" && ")
+    assert last == ".venv/bin/mkdocs serve"
+    lines = run_lines(load(WORKFLOWS / "docs.yml"))
+    assert install in lines
+    assert ".venv/bin/mkdocs build --strict" in lines
+
+
+def test_ci_run_script_ends_with_the_readme_test_command():
+    lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
+    assert lines[-1] == readme_test_command()
