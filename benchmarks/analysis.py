@@ -96,6 +96,14 @@ def not_measured_for(doc: dict, tip: str) -> list[dict]:
     return [item for item in doc["not_measured"] if item["tip"] == tip]
 
 
+def skip_reasons(doc: dict, tip: str) -> list[tuple[list[str], str]]:
+    """재지 않은 항목을 이유별로 묶습니다: [([항목, ...], 이유)]. 같은 이유는 한 번만 씁니다."""
+    reasons: dict[str, list[str]] = {}
+    for item in not_measured_for(doc, tip):
+        reasons.setdefault(item["reason"], []).append(item["key"])
+    return [(keys, reason) for reason, keys in reasons.items()]
+
+
 def ceiling_percent(entry: dict, ceiling: dict) -> float | None:
     """두 측정이 같은 단위의 속도를 가졌다면, 천장 대비 비율(%)을 돌려줍니다."""
     for name, spec in METRICS.items():
@@ -168,6 +176,6 @@ def summary_lines(doc: dict) -> list[str]:
                 relative = row.relative_speed
                 compared = f" · 기준 대비 {format_ratio(relative)}" if relative else ""
                 lines.append(f"    {describe_row(row)}{compared}")
-        for item in not_measured_for(doc, tip):
-            lines.append(f"  재지 않음({item['key']}): {item['reason']}")
+        for keys, reason in skip_reasons(doc, tip):
+            lines.append(f"  재지 않음({', '.join(keys)}): {reason}")
     return lines

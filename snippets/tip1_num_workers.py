@@ -124,7 +124,7 @@ def article_num_workers(num_gpus):
 
 
 def usable_cpu_cores():
-    """이 프로세스가 쓸 수 있는 CPU 코어 수입니다. 리눅스에서는 taskset·cgroup 제한을 반영합니다."""
+    """이 프로세스가 쓸 수 있는 CPU 코어 수입니다. 리눅스에서는 taskset 제한을 반영합니다."""
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
@@ -148,7 +148,7 @@ def make_loader(dataset, num_workers, batch_size=32):
         num_workers=num_workers,
         # 워커마다 배치를 두 개씩 미리 만들어 둡니다(기본값 2, 워커가 있을 때만 씁니다).
         prefetch_factor=2 if workers else None,
-        # 에폭가 끝나도 워커를 살려 두어, 에폭마다 프로세스를 다시 띄우는 비용을 없앱니다.
+        # 에폭이 끝나도 워커를 살려 두어, 에폭마다 프로세스를 다시 띄우는 비용을 없앱니다.
         persistent_workers=workers,
     )
 

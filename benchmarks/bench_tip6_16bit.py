@@ -1,0 +1,132 @@
+"""팁 6 벤치마크: 같은 학습 한 단계를 fp32, tf32, fp16(+GradScaler), bf16으로 잽니다.
+
+모델은 스니펫의 TinyTransformer입니다. GPU에서는 d_model 1024, 4층, 배치 32×512 토큰으로
+H200을 채우고, CPU에서는 작은 크기를 씁니다. 한 단계의 연산 수는 FlopCounterMode로 시간 밖에서
+한 번 세어 TFLOP/s를 냅니다. GPU에서는 정밀도마다 최고 메모리도 시간 밖에서 한 번 잽니다
+(기사는 메모리가 절반이 된다고 합니다). 천장은 같은 실행에서 잰 큰 bf16 행렬 곱입니다.
+"""
+
+import functools
+import gc
+import math
+
+import pytest
+import torch
+from torch.utils.flop_counter import FlopCounterMode
+
+from snippets import tip6_16bit as tip6
+
+TIP = "tip6"
+SNIPPET = tip6
+
+# 스니펫 SIZES의 이름입니다. GPU는 d_model 1024, 4층, 32×512 토큰(fp32 한 단계에 수십 ms)입니다.
+SIZES = {"cuda": "gpu", "cpu": "cpu", "quick": "tiny"}
+
+# 천장 행렬 곱의 크기 n(n×n @ n×n). GPU의 8192는 bf16 행렬 하나가 128 MiB라 L2보다 훨씬 큽니다.
+# 이 CPU처럼 bf16 하드웨어 연산이 없으면 큰 bf16 행렬 곱이 오히려 느려져서 CPU는 작게 잡습니다.
+MATMUL_SIZES = {"cuda": 8192, "cpu": 128, "quick": 64}
+
+# (역할, 보여 줄 이름, 비교할 천장의 key). 기준은 fp32, 빠른 방식은 스니펫의 bf16입니다.
+PRECISIONS = {
+    "fp32": ("baseline", "fp32", None),
+    "tf32": ("other", "tf32(행렬 곱만)", "matmul-tf32"),
+    "fp16": ("other", "fp16 autocast + GradScaler", None),
+    "bf16": ("fast", "bf16 autocast", "matmul-bf16"),
+}
+
+NO_TF32_ON_CPU = (
+    "CUDA GPU가 없어서 재지 않았습니다. TF32는 NVIDIA GPU(Ampere 이후)의 텐서 코어가 "
+    "fp32 행렬 곱을 계산하는 방식이라, CPU에서 tf32 단계는 fp32 단계와 똑같이 계산합니다."
+)
+NO_TF32_CEILING_ON_CPU = (
+    "CUDA GPU가 없어서 TF32 행렬 곱 천장은 재지 않았습니다. TF32는 GPU 텐서 코어의 형식입니다."
+)
+
+
+def pick(table, device, quick):
+    return table["quick" if quick else device.type]
+
+
+def group_name(size):
+    cfg = tip6.SIZES[size]
+    return (
+        f"학습 한 단계 (d_model {cfg['d_model']}, {cfg['num_layers']}층, "
+        f"배치 {cfg['batch_size']}×{cfg['seq_len']})"
+    )
+
+
+@functools.cache
+def step_flops(device, size):
+    """fp32 학습 한 단계의 연산 수를 셉니다. 정밀도가 달라도 같은 일이므로 한 번만 셉니다."""
+    model, x, y = tip6.make_inputs(device, size)
+    step, optimizer = tip6.make_step("fp32", model)
+    with FlopCounterMode(display=False) as counter:
+        step(model, optimizer, x, y)
+    return counter.get_total_flops()
+
+
+@pytest.mark.parametrize("name", list(PRECISIONS))
+def test_train_step(measure, bench_device, quick, name):
+    cuda = bench_device.type == "cuda"
+    if name == "tf32" and not cuda:
+        pytest.skip(NO_TF32_ON_CPU)
+    role, variant, ceiling = PRECISIONS[name]
+    precision_before = torch.backends.cuda.matmul.fp32_precision
+    size = pick(SIZES, bench_device, quick)
+    flops = step_flops(bench_device, size)
+    # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다.
+    model, x, y = tip6.make_inputs(bench_device, size)
+    step, optimizer = tip6.make_step(name, model)
+    metrics = None
+    if cuda:
+        # 첫 단계는 AdamW 상태를 만드느라 다르므로, 한 단계 뒤의 평소 단계에서 최고점을 잽니다.
+        step(model, optimizer, x, y)
+        gc.collect()  # 앞 정밀도의 모델이 남아 최고점에 섞이지 않게 합니다.
+        peak = tip6.peak_memory_of(step, model, optimizer, x, y)
+        metrics = {"peak_memory_mib": peak / 2**20}
+    loss = measure(
+        step,
+        model,
+        optimizer,
+        x,
+        y,
+        key=f"step-{name}",
+        group=group_name(size),
+        variant=variant,
+        role=role,
+        flops=flops,
+        metrics=metrics,
+        ceiling=ceiling,
+    )
+    assert isinstance(loss, float) and math.isfinite(loss)
+    assert flops > 0
+    # tf32 단계가 전역 설정을 켠 채로 두면 다음 측정이 섞이므로, 원래 값인지 확인합니다.
+    assert torch.backends.cuda.matmul.fp32_precision == precision_before
+
+
+@pytest.mark.parametrize("name", ["bf16", "tf32"])
+def test_matmul_ceiling(measure, bench_device, quick, name):
+    if name == "tf32" and bench_device.type != "cuda":
+        pytest.skip(NO_TF32_CEILING_ON_CPU)
+    n = pick(MATMUL_SIZES, bench_device, quick)
+    dtype = torch.bfloat16 if name == "bf16" else torch.float32
+    # 0으로 채운 행렬은 실제 데이터보다 빠를 수 있으므로 무작위 값을 씁니다.
+    a = torch.randn(n, n, device=bench_device, dtype=dtype)
+    b = torch.randn(n, n, device=bench_device, dtype=dtype)
+    previous = torch.backends.cuda.matmul.fp32_precision
+    if name == "tf32":
+        torch.backends.cuda.matmul.fp32_precision = "tf32"
+    try:
+        product = measure(
+            torch.matmul,
+            a,
+            b,
+            key=f"matmul-{name}",
+            group="천장",
+            variant=f"{name} 행렬 곱 {n}³",
+            role="ceiling",
+            flops=2 * n**3,
+        )
+    finally:
+        torch.backends.cuda.matmul.fp32_precision = previous
+    assert product.shape == (n, n) and product.dtype == dtype

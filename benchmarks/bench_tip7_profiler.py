@@ -1,0 +1,131 @@
+"""팁 7 벤치마크: 프로파일러가 찾은 병목을 고치면 얼마나 빨라지는지, 프로파일러는 얼마나 드는지.
+
+두 묶음을 잽니다. 둘 다 스니펫의 fit_with_profiler로 같은 Lightning 학습(fit)을 통째로 돌립니다.
+
+1. 심어 둔 병목(샘플을 꺼낼 때마다 특징 계산) vs 고친 것(미리 한 번 계산), 프로파일러 없이.
+   이 팁의 대표 숫자입니다. 미리 계산하는 데 든 시간은 시간 밖에서 한 번 재어 따로 남깁니다.
+2. 느린 데이터셋으로 profiler=None(기준) vs "simple", "advanced", "pytorch"의 비용.
+   SimpleProfiler가 실제로 낸 보고서의 일부를 결과에 남기고, 데이터 가져오기가 가장 큰 비용으로
+   나오는지 확인합니다.
+
+fit 한 번이 곧 한 라운드입니다. Trainer를 만들고 준비하는 시간도 들어 있습니다.
+보고서와 추적 파일은 pytest의 임시 폴더(tmp_path)에 쓰므로 저장소에는 아무것도 남지 않습니다.
+"""
+
+import time
+
+import pytest
+
+from snippets import tip7_profiler as tip7
+
+TIP = "tip7"
+SNIPPET = tip7
+
+# 샘플 수, 학습 스텝 수, 라운드 수. 배치는 16이라 한 에폭이 8스텝이고 16스텝이면 두 에폭입니다.
+# 한 에폭이 5스텝 이상이어야 PyTorchProfiler가 기본 일정(wait=1, warmup=1, active=3)을 씁니다.
+# PyTorchProfiler는 fit 한 번에 몇 초가 들어서(기록한 연산이 많음) 라운드를 3으로 줄입니다.
+SIZES = {
+    "cuda": {"n": 128, "max_steps": 16},
+    "cpu": {"n": 128, "max_steps": 16},
+    "quick": {"n": 32, "max_steps": 2},
+}
+BATCH_SIZE = 16
+DATA_ROUNDS = 5
+PROFILER_ROUNDS = 3
+
+# SimpleProfiler 보고서에서 에폭 전체를 감싸는 동작입니다. 데이터 가져오기를 포함하므로
+# "가장 큰 비용"을 따질 때는 빼고 봅니다.
+EPOCH_ACTION = "run_training_epoch"
+EXCERPT_ROWS = 6
+
+
+def fit_size(device, quick):
+    return SIZES["quick" if quick else device.type]
+
+
+def report_excerpt(report, top=EXCERPT_ROWS):
+    """보고서의 제목, 머리줄, Total, 비율이 큰 동작 몇 줄과 training_step 줄을 그대로 뽑습니다."""
+    wanted = {name for name, _, _ in tip7.parse_simple_report(report)[:top]}
+    wanted.add(tip7.TRAINING_STEP_ACTION)
+    lines = []
+    for line in report.splitlines():
+        row = tip7.parse_simple_report(line)  # 표의 한 줄이면 [(동작, 총 시간, 비율)]입니다.
+        keep = (row and row[0][0] in wanted) or line.startswith(("|  Action", "|  Total"))
+        if keep or "Profiler Report" in line:
+            lines.append(line.rstrip())
+    return "\n".join(lines)
+
+
+def top_action(report):
+    """에폭 전체를 뺀 동작 가운데 비율이 가장 큰 것의 이름입니다."""
+    rows = tip7.parse_simple_report(report)
+    return next(name for name, _, _ in rows if name != EPOCH_ACTION)
+
+
+@pytest.mark.parametrize("kind", ["slow", "fast"])
+def test_data_bottleneck(measure, bench_device, quick, tmp_path, kind):
+    size = fit_size(bench_device, quick)
+    started = time.perf_counter()
+    dataset = tip7.make_dataset(kind, n=size["n"])
+    build_s = time.perf_counter() - started
+    role = "baseline" if kind == "slow" else "fast"
+    # 미리 계산하는 방식은 데이터셋을 만들 때 특징을 한 번 계산합니다. 그 시간을 남겨 둡니다.
+    extra = {"precompute_s": round(build_s, 4)} if kind == "fast" else None
+    report = measure(
+        tip7.fit_with_profiler,
+        None,
+        dataset,
+        size["max_steps"],
+        tmp_path,
+        bench_device,
+        BATCH_SIZE,
+        key=f"data-{kind}",
+        group=f"데이터 병목 ({size['max_steps']} 스텝 학습, 한 번 하는 전처리 시간 제외)",
+        variant=type(dataset).__name__,
+        role=role,
+        samples=size["max_steps"] * BATCH_SIZE,
+        rounds=DATA_ROUNDS,
+        extra=extra,
+    )
+    assert report == ""
+
+
+# 작은 입력(quick)은 한 에폭이 5스텝보다 짧아 PyTorchProfiler가 일정을 바꾼다고 알립니다.
+@pytest.mark.filterwarnings("ignore:The PyTorch Profiler default schedule will be overridden")
+@pytest.mark.parametrize("profiler", [None, "simple", "advanced", "pytorch"])
+def test_profiler_overhead(measure, bench_device, quick, tmp_path, profiler):
+    size = fit_size(bench_device, quick)
+    dataset = tip7.make_dataset("slow", n=size["n"])
+    extra = None
+    if profiler == "simple":
+        # 결과에 남길 보고서를 먼저 시간 밖에서 한 번 받습니다. measure는 extra를 먼저 받기
+        # 때문입니다. 같은 실행, 같은 설정에서 SimpleProfiler가 실제로 쓴 보고서입니다.
+        report = tip7.fit_with_profiler(
+            "simple", dataset, size["max_steps"], tmp_path, bench_device, BATCH_SIZE
+        )
+        assert top_action(report) == tip7.FETCH_ACTION
+        extra = {"report_excerpt": report_excerpt(report)}
+        assert tip7.FETCH_ACTION in extra["report_excerpt"]
+        assert len(extra["report_excerpt"].splitlines()) <= 15
+    report = measure(
+        tip7.fit_with_profiler,
+        profiler,
+        dataset,
+        size["max_steps"],
+        tmp_path,
+        bench_device,
+        BATCH_SIZE,
+        key=f"profiler-{profiler or 'none'}",
+        group=f"프로파일러 비용 (느린 데이터셋, {size['max_steps']} 스텝 학습)",
+        variant=f'profiler="{profiler}"' if profiler else "profiler=None",
+        role="baseline" if profiler is None else "other",
+        samples=size["max_steps"] * BATCH_SIZE,
+        rounds=PROFILER_ROUNDS,
+        extra=extra,
+    )
+    if profiler is None:
+        assert report == ""
+    else:
+        assert report.strip()
+    if profiler == "simple":
+        assert top_action(report) == tip7.FETCH_ACTION
