@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import subprocess
 import sys
 import textwrap
@@ -17,6 +18,16 @@ def mkdocs_build(project: Path, site_dir: Path, **env: str) -> subprocess.Comple
     full_env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **env}
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)]
     return subprocess.run(command, cwd=project, env=full_env, capture_output=True, text=True)
+
+
+def copy_project(destination: Path) -> Path:
+    """사이트를 빌드하는 데 필요한 것만 복사합니다. 복사본을 고쳐 빌드가 실패하는지 볼 때 씁니다."""
+    for name in ("docs", "snippets", "hooks", "overrides", "benchmarks", "results"):
+        shutil.copytree(
+            ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
+    shutil.copy(ROOT / "mkdocs.yml", destination / "mkdocs.yml")
+    return destination
 
 
 def section_lines(source: str, name: str) -> str:

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -14,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from hooks.snippet_check import INCLUDE, find_problem
-from tests.site_build import ROOT, mkdocs_build, section_lines
+from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -53,13 +52,6 @@ def test_normal_build_is_fast_for_editors(built_site, tmp_path):
 def test_every_snippet_reference_exists(page):
     problems = [find_problem(ROOT, t) for t in INCLUDE.findall(page.read_text(encoding="utf-8"))]
     assert [p for p in problems if p] == []
-
-
-def copy_project(destination: Path) -> Path:
-    for name in ("docs", "snippets", "hooks", "overrides"):
-        shutil.copytree(ROOT / name, destination / name)
-    shutil.copy(ROOT / "mkdocs.yml", destination / "mkdocs.yml")
-    return destination
 
 
 @pytest.mark.parametrize(
@@ -121,7 +113,15 @@ def test_each_tip_page_exists_and_shows_slow_and_fast_code(tip):
     text = (DOCS / page).read_text(encoding="utf-8")
     for section in ("slow", "fast"):
         assert f'--8<-- "{module}:{section}"' in text
-    assert f"<!-- results: tip{tip} -->" in text
+    assert re.search(rf"^<!-- results: tip{tip}( not-measurable)? -->$", text, re.MULTILINE)
+
+
+@pytest.mark.parametrize("tip", TIP_PAGES)
+def test_each_tip_page_tells_how_to_rerun_its_benchmark(tip):
+    page, module = TIP_PAGES[tip]
+    benchmark = f"benchmarks/bench_{Path(module).name}"
+    assert (ROOT / benchmark).is_file()
+    assert f"python -m pytest {benchmark} --benchmark" in (DOCS / page).read_text(encoding="utf-8")
 
 
 def test_tips_are_in_the_articles_order_in_the_navigation():

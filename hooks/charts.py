@@ -1,0 +1,174 @@
+"""측정 결과 차트를 matplotlib으로 그려 페이지에 바로 넣을 SVG 문자열로 만듭니다.
+
+- 글자는 글자로 남깁니다(`svg.fonttype: none`). 읽는 사람의 브라우저가 한글 글꼴로 그립니다.
+- 글자와 축은 `currentColor`로 칠해서 어두운 화면과 밝은 화면 모두에서 본문 색을 따릅니다.
+- 같은 입력이면 같은 SVG가 나오도록 날짜를 빼고 id의 소금값(hashsalt)을 고정합니다. 한 페이지에
+  차트가 여럿이어도 id가 겹치지 않게 id마다 차트 이름을 앞에 붙입니다.
+- 그린 SVG는 입력과 이 파일의 해시로 `.cache/charts/`에 캐시합니다. `mkdocs serve`가 다시 빌드할
+  때 matplotlib을 불러오지도 않아 빠릅니다.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import io
+import json
+import logging
+import re
+import warnings
+from pathlib import Path
+from typing import TYPE_CHECKING
+from xml.sax.saxutils import escape
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+CACHE = Path(__file__).resolve().parents[1] / ".cache" / "charts"
+SOURCE = Path(__file__).read_bytes()  # 이 파일을 고치면 캐시한 차트를 모두 다시 그립니다.
+
+# 본문 색으로 바꿔 칠할 자리표시 색입니다(차트에 다른 용도로 나오지 않는 색).
+INK = "#123456"
+ROLE_COLORS = {"baseline": "#9e9e9e", "fast": "#ff7043", "other": "#42a5f5"}
+FONT_FAMILY = ["NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", "Apple SD Gothic Neo"]
+STYLE = {
+    "svg.fonttype": "none",
+    "font.family": "sans-serif",
+    "font.sans-serif": [*FONT_FAMILY, "DejaVu Sans"],
+    "font.size": 10,
+    "text.color": INK,
+    "axes.labelcolor": INK,
+    "axes.edgecolor": INK,
+    "xtick.color": INK,
+    "ytick.color": INK,
+    "axes.spines.top": False,
+    "axes.spines.right": False,
+}
+
+
+def cached_svg(render):
+    """같은 인자로 그린 적이 있으면 `.cache/charts/`의 SVG를 그대로 씁니다."""
+
+    @functools.wraps(render)
+    def render_or_reuse(*args):
+        inputs = json.dumps([render.__name__, args], ensure_ascii=False).encode()
+        path = CACHE / f"{hashlib.sha256(SOURCE + inputs).hexdigest()}.svg"
+        if path.is_file():
+            return path.read_text(encoding="utf-8")
+        svg = render(*args)
+        CACHE.mkdir(parents=True, exist_ok=True)
+        path.write_text(svg, encoding="utf-8")
+        return svg
+
+    return render_or_reuse
+
+
+def _finish(figure, name: str, description: str) -> str:
+    buffer = io.StringIO()
+    figure.savefig(buffer, format="svg", transparent=True, metadata={"Date": None})
+    svg = buffer.getvalue()
+    svg = svg[svg.index("<svg") :]  # XML 선언과 DOCTYPE은 HTML 안에서 필요 없습니다.
+    svg = svg.replace(INK, "currentColor")
+    svg = re.sub(r"\s*<metadata>.*?</metadata>", "", svg, flags=re.DOTALL)
+    # matplotlib은 모든 요소에 id를 붙입니다. 참조되는 id(잘라내기 경로 등)만 남겨 크기를 줄입니다.
+    used = set(re.findall(r'(?:url\(#|href="#)([^)"]+)', svg))
+    svg = re.sub(r'\s+id="([^"]+)"', lambda m: m.group(0) if m.group(1) in used else "", svg)
+    svg = re.sub(r'\bid="([^"]+)"', rf'id="{name}-\1"', svg)
+    svg = re.sub(r"url\(#([^)]+)\)", rf"url(#{name}-\1)", svg)
+    svg = re.sub(r'href="#([^"]+)"', rf'href="#{name}-\1"', svg)
+    svg = re.sub(r"\n\s*\n", "\n", svg)  # 빈 줄이 있으면 Markdown이 HTML 블록을 끊습니다.
+    label = f'role="img" aria-label="{escape(description, {chr(34): "&quot;"})}"'
+    return svg.replace("<svg ", f"<svg {label} ", 1)
+
+
+def _quietly_render(draw, name: str, description: str, size: tuple[float, float]) -> str:
+    # 한글 글꼴이 없는 빌드 컴퓨터에서는 글자 폭을 잴 때 경고가 나오지만, SVG의 글자는
+    # 브라우저가 그리므로 문제가 없습니다. 그 경고로 빌드 로그를 채우지 않습니다.
+    # matplotlib은 캐시에 없는 차트를 그릴 때만 불러옵니다(불러오는 데만 1초쯤 걸립니다).
+    from matplotlib import rc_context
+    from matplotlib.figure import Figure
+
+    font_logger = logging.getLogger("matplotlib.font_manager")
+    level = font_logger.level
+    font_logger.setLevel(logging.ERROR)
+    try:
+        with rc_context(STYLE | {"svg.hashsalt": name}):
+            figure = Figure(figsize=size, layout="constrained")
+            draw(figure)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                return _finish(figure, name, description)
+    finally:
+        font_logger.setLevel(level)
+
+
+@cached_svg
+def relative_speed_chart(name: str, title: str, groups: list[tuple[str, list]]) -> str:
+    """그룹마다 가로 막대: 변형별 "기준 대비 속도"(기준 = 1). groups: [(그룹 이름, [(변형, 역할,
+    기준 대비 속도)])]."""
+    rows = sum(len(bars) for _, bars in groups)
+    height = 0.9 + 0.32 * rows + 0.45 * len(groups)
+
+    def draw(figure: Figure) -> None:
+        # 모든 그룹이 같은 가로축을 쓰면 그룹끼리 막대 길이를 바로 비교할 수 있습니다.
+        axes = figure.subplots(
+            len(groups),
+            1,
+            squeeze=False,
+            sharex=True,
+            height_ratios=[len(b) + 1 for _, b in groups],
+        )
+        largest = max(value for _, bars in groups for _, _, value in bars)
+        figure.suptitle(title, fontsize=11)
+        for ax, (group, bars) in zip(axes[:, 0], groups, strict=True):
+            labels = [variant for variant, _, _ in bars]
+            values = [value for _, _, value in bars]
+            colors = [ROLE_COLORS[role] for _, role, _ in bars]
+            positions = range(len(bars))
+            ax.barh(positions, values, color=colors, height=0.6)
+            ax.set_yticks(positions, labels)
+            ax.invert_yaxis()
+            ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
+            ax.set_title(group, fontsize=10, loc="left")
+            ax.set_xlim(0, max(largest, 1.0) * 1.22)
+            for position, value in zip(positions, values, strict=True):
+                ax.text(value, position, f" {value:.2f}배", va="center", fontsize=9)
+        axes[-1, 0].set_xlabel("기준(느린 방식) 대비 속도 — 1보다 크면 빠릅니다")
+
+    description = f"{title}: " + "; ".join(
+        f"{group} — " + ", ".join(f"{variant} {value:.2f}배" for variant, _, value in bars)
+        for group, bars in groups
+    )
+    return _quietly_render(draw, name, description, (7.0, height))
+
+
+@cached_svg
+def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, float]]) -> str:
+    """팁마다 장치별 헤드라인 속도 향상을 나란히 그립니다. devices: {장치: {팁 이름: 배수}}."""
+    height = 1.2 + 0.42 * len(tips) * max(1, len(devices))
+    palette = ["#ff7043", "#42a5f5", "#66bb6a", "#ab47bc"]
+
+    def draw(figure: Figure) -> None:
+        ax = figure.subplots()
+        width = 0.8 / max(1, len(devices))
+        for index, (device, speedups) in enumerate(devices.items()):
+            positions = [tip_index + index * width for tip_index in range(len(tips))]
+            values = [speedups.get(tip, 0.0) for tip in tips]
+            color = palette[index % len(palette)]
+            ax.barh(positions, values, height=width * 0.9, color=color, label=device)
+            for position, tip in zip(positions, tips, strict=True):
+                text = f" {speedups[tip]:.2f}배" if tip in speedups else " 측정 없음"
+                ax.text(speedups.get(tip, 0.0), position, text, va="center", fontsize=9)
+        ax.set_yticks([i + width * (len(devices) - 1) / 2 for i in range(len(tips))], tips)
+        ax.invert_yaxis()
+        ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
+        largest = max((v for s in devices.values() for v in s.values()), default=1.0)
+        ax.set_xlim(0, largest * 1.25)
+        ax.set_xlabel("느린 방식 대비 빠른 방식의 속도(배)")
+        ax.legend(loc="lower right", frameon=False)
+
+    description = "팁별 속도 향상: " + "; ".join(
+        f"{device} — " + ", ".join(f"{tip} {value:.2f}배" for tip, value in speedups.items())
+        for device, speedups in devices.items()
+    )
+    return _quietly_render(draw, name, description, (7.0, height))
