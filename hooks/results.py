@@ -191,7 +191,8 @@ def render_device_tip(device: Device, tip: str, page_uri: str) -> str:
         ]
     groups = analysis.groups_for(device.doc, tip)
     if groups:
-        parts += results_table(groups) + [""]
+        for group in groups:
+            parts += results_table(group)
         chart = chart_block(device, tip, groups)
         if chart:
             parts += [chart, ""]
@@ -236,24 +237,37 @@ def stale_block(device: Device, tip: str) -> list[str]:
     ]
 
 
-def results_table(groups: list[analysis.Group]) -> list[str]:
+def results_table(group: analysis.Group) -> list[str]:
+    """비교 묶음 하나의 표입니다. 값이 하나도 없는 열(기준 대비, 천장 대비)은 뺍니다."""
+    rows = group.rows
+    columns = ["방식", "역할", "중앙값", "IQR", "측정값"]
+    relative = any(row.relative_speed for row in rows)
+    ceiling = any(row.ceiling_percent is not None for row in rows)
+    columns += ["기준 대비"] * relative + ["천장 대비"] * ceiling
+    align = {"중앙값": "--:", "IQR": "--:", "기준 대비": "--:", "천장 대비": "--:"}
     lines = [
-        "| 비교 | 방식 | 역할 | 중앙값 | IQR | 기준 대비 | 측정값 | 천장 대비 |",
-        "|---|---|---|--:|--:|--:|---|--:|",
+        f"**{group.name}**",
+        "",
+        "| " + " | ".join(columns) + " |",
+        "|" + "|".join(align.get(name, "---") for name in columns) + "|",
     ]
-    for group in groups:
-        for row in group.rows:
-            entry = row.entry
-            metrics = ", ".join(analysis.format_metric(k, v) for k, v in entry["metrics"].items())
-            relative = analysis.format_ratio(row.relative_speed) if row.relative_speed else "—"
-            ceiling = f"{row.ceiling_percent:.0f}%" if row.ceiling_percent is not None else "—"
-            lines.append(
-                f"| {group.name} | `{entry['variant']}` | {ROLE_LABELS[entry['role']]} "
-                f"| {analysis.format_seconds(entry['median_s'])} "
-                f"| {analysis.format_seconds(entry['iqr_s'])} | {relative} | {metrics or '—'} "
-                f"| {ceiling} |"
-            )
-    return lines
+    for row in rows:
+        entry = row.entry
+        metrics = ", ".join(analysis.format_metric(k, v) for k, v in entry["metrics"].items())
+        cells = [
+            f"`{entry['variant']}`",
+            ROLE_LABELS[entry["role"]],
+            analysis.format_seconds(entry["median_s"]),
+            analysis.format_seconds(entry["iqr_s"]),
+            metrics or "—",
+        ]
+        if relative:
+            cells.append(analysis.format_ratio(row.relative_speed) if row.relative_speed else "—")
+        if ceiling:
+            percent = row.ceiling_percent
+            cells.append(f"{percent:.0f}%" if percent is not None else "—")
+        lines.append("| " + " | ".join(cells) + " |")
+    return lines + [""]
 
 
 def chart_block(device: Device, tip: str, groups: list[analysis.Group]) -> str | None:
