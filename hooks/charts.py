@@ -143,9 +143,12 @@ def relative_speed_chart(name: str, title: str, groups: list[tuple[str, list]]) 
 
 
 @cached_svg
-def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, float]]) -> str:
-    """팁마다 장치별 헤드라인 속도 향상을 나란히 그립니다. devices: {장치: {팁 이름: 배수}}."""
-    height = 1.2 + 0.42 * len(tips) * max(1, len(devices))
+def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, list]]) -> str:
+    """팁마다 장치별 헤드라인 속도 향상을 나란히 그립니다.
+
+    devices: {장치: {팁 이름: [배수, 막대 옆에 쓸 글자]}}. 없는 팁은 "재지 않음"으로 씁니다.
+    """
+    height = 1.4 + 0.42 * len(tips) * max(1, len(devices))
     palette = ["#ff7043", "#42a5f5", "#66bb6a", "#ab47bc"]
 
     def draw(figure: Figure) -> None:
@@ -153,22 +156,23 @@ def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, floa
         width = 0.8 / max(1, len(devices))
         for index, (device, speedups) in enumerate(devices.items()):
             positions = [tip_index + index * width for tip_index in range(len(tips))]
-            values = [speedups.get(tip, 0.0) for tip in tips]
+            values = [speedups[tip][0] if tip in speedups else 0.0 for tip in tips]
             color = palette[index % len(palette)]
             ax.barh(positions, values, height=width * 0.9, color=color, label=device)
-            for position, tip in zip(positions, tips, strict=True):
-                text = f" {speedups[tip]:.2f}배" if tip in speedups else " 측정 없음"
-                ax.text(speedups.get(tip, 0.0), position, text, va="center", fontsize=9)
+            for position, tip, value in zip(positions, tips, values, strict=True):
+                text = speedups[tip][1] if tip in speedups else "재지 않음"
+                ax.text(value, position, f" {text}", va="center", fontsize=9)
         ax.set_yticks([i + width * (len(devices) - 1) / 2 for i in range(len(tips))], tips)
         ax.invert_yaxis()
         ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
-        largest = max((v for s in devices.values() for v in s.values()), default=1.0)
-        ax.set_xlim(0, largest * 1.25)
+        largest = max((v[0] for s in devices.values() for v in s.values()), default=1.0)
+        ax.set_xlim(0, max(largest, 1.0) * 1.3)
         ax.set_xlabel("느린 방식 대비 빠른 방식의 속도(배)")
-        ax.legend(loc="lower right", frameon=False)
+        # 범례는 그림 위 바깥에 둡니다. 안에 두면 긴 막대의 숫자를 가립니다.
+        figure.legend(loc="outside upper center", ncols=len(devices), frameon=False)
 
     description = "팁별 속도 향상: " + "; ".join(
-        f"{device} — " + ", ".join(f"{tip} {value:.2f}배" for tip, value in speedups.items())
+        f"{device} — " + ", ".join(f"{tip} {label}" for tip, (_, label) in speedups.items())
         for device, speedups in devices.items()
     )
     return _quietly_render(draw, name, description, (7.0, height))

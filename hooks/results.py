@@ -216,9 +216,10 @@ def headline_block(device: Device, tip: str) -> list[str]:
             " 방식이 다르다고 말할 수 없습니다.",
             "",
         ]
-    word = "속도 향상" if speedup >= 1 else "오히려 느려짐"
+    # 빠른 방식이 이 장치에서는 더 느렸다면 성공 표시(초록)가 아니라 경고로 보여 줍니다.
+    kind, word = ("success", "속도 향상") if speedup >= 1 else ("warning", "오히려 느려짐")
     return [
-        f'!!! success "{word} {analysis.format_ratio(speedup)}"',
+        f'!!! {kind} "{word} {analysis.format_ratio(speedup)}"',
         f"    {compared} (중앙값 기준, 같은 실행에서 잼).",
         "",
     ]
@@ -334,27 +335,32 @@ def provenance(device: Device, page_uri: str) -> str:
     )
 
 
+def headline_text(group: analysis.Group, speedup: float) -> str:
+    """헤드라인 배수. 차이가 측정의 흔들림 안이면 그렇다고 붙입니다."""
+    return analysis.format_ratio(speedup) + (" (잡음 범위)" if group.within_noise else "")
+
+
 def render_overview(page_uri: str) -> str:
+    if not devices:
+        return '!!! info "측정 결과 없음"\n    `results/`에 아직 결과 파일이 없습니다.\n'
     tips = sorted(tip_pages, key=lambda tip: (len(tip), tip))
     table = ["| 팁 | " + " | ".join(d.title for d in devices) + " |"]
     table.append("|---|" + "---|" * len(devices))
-    speedups: dict[str, dict[str, float]] = {device.title: {} for device in devices}
+    speedups: dict[str, dict[str, list]] = {device.title: {} for device in devices}
     for tip in tips:
+        title = analysis.TIP_TITLES.get(tip, tip)
         cells = []
         for device in devices:
             found = analysis.headline(device.doc, tip)
             if found:
-                speedups[device.title][analysis.TIP_TITLES.get(tip, tip)] = found[1]
+                text = headline_text(*found)
+                speedups[device.title][title] = [found[1], text]
                 stale = " (코드가 바뀐 뒤 재지 않음)" if tip in device.stale else ""
-                cells.append(f"{analysis.format_ratio(found[1])}{stale}")
+                cells.append(text + stale)
             else:
                 cells.append("재지 않음")
         target = link(page_uri, tip_pages[tip]) + "#results"
-        table.append(
-            f"| [{analysis.TIP_TITLES.get(tip, tip)}]({target}) | " + " | ".join(cells) + " |"
-        )
-    if not devices:
-        return '!!! info "측정 결과 없음"\n    `results/`에 아직 결과 파일이 없습니다.\n'
+        table.append(f"| [{title}]({target}) | " + " | ".join(cells) + " |")
     labels = [analysis.TIP_TITLES.get(tip, tip) for tip in tips]
     svg = charts.overview_chart("chart-overview", labels, speedups)
     return "\n".join(
@@ -378,7 +384,7 @@ def render_all(page_uri: str) -> str:
         parts += ["", "| 팁 | 대표 결과 | 코드와 결과 |", "|---|---|---|"]
         for tip in analysis.measured_tips(device.doc):
             found = analysis.headline(device.doc, tip)
-            summary = f"속도 향상 {analysis.format_ratio(found[1])}" if found else "재지 않음"
+            summary = f"속도 향상 {headline_text(*found)}" if found else "재지 않음"
             state = "코드가 바뀐 뒤 다시 재지 않음" if tip in device.stale else "측정한 코드 그대로"
             title = analysis.TIP_TITLES.get(tip, tip)
             if tip in tip_pages:

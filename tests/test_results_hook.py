@@ -158,3 +158,9 @@ def test_results_within_noise_are_not_called_a_speed_up(loaded):
     fast["median_s"] = loaded["benchmarks"][0]["median_s"] - fast["iqr_s"] / 2
     text = hook.render_tip("tip4", "tips/04-create-on-device.md")
     assert "차이 없음" in text and "속도 향상" not in text
+
+
+def test_a_slower_fast_variant_is_shown_as_a_warning_not_a_success(loaded):
+    loaded["benchmarks"][1]["median_s"] = 0.0191  # 기준(7.37 ms)보다 훨씬 느림
+    text = hook.render_tip("tip4", "tips/04-create-on-device.md")
+    assert '!!! warning "오히려 느려짐 0.39배"' in text and "!!! success" not in text
