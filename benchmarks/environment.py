@@ -45,9 +45,15 @@ def usable_cores() -> int:
 
 
 def git_state(root: Path) -> tuple[str | None, bool | None]:
+    """측정한 커밋과, 커밋되지 않은 변경이 있었는지.
+
+    .git 없이 작업 트리만 복사해 간 곳(예: 빌려 쓰는 GPU 장비)에서는 git이 답하지 못하므로,
+    환경 변수 SOURCE_COMMIT으로 커밋을 알려 줄 수 있습니다. 그때 변경 여부는 알 수 없음(None)입니다.
+    """
     commit = _run(["git", "rev-parse", "HEAD"], cwd=root)
     if commit is None:
-        return None, None
+        given = os.environ.get("SOURCE_COMMIT", "").strip().lower()
+        return (given if re.fullmatch(r"[0-9a-f]{40}", given) else None), None
     status = _run(["git", "status", "--porcelain", "--untracked-files=no"], cwd=root)
     return commit, bool(status)
 

@@ -35,11 +35,24 @@ def visible_text(html):
     return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", without_svg))
 
 
+def cpu_document():
+    """두 번째 장치: 팁 4만 잰 4코어 CPU입니다(두 방식이 같아 잡음 범위인 결과)."""
+    doc = sample_document(ROOT)
+    doc["environment"].update(device_kind="cpu", device_name="Test CPU", device_count=0,
+                              usable_cores=4, driver=None, cuda=None, cudnn=None)  # fmt: skip
+    doc["benchmarks"] = doc["benchmarks"][:3]
+    doc["benchmarks"][0].update(median_s=0.0421, iqr_s=0.0009)
+    doc["benchmarks"][1].update(median_s=0.0417, iqr_s=0.0008)
+    doc["not_measured"] = [{"tip": "tip3", "key": "test_x", "reason": "테스트용 CPU 문서입니다."}]
+    return doc
+
+
 @pytest.fixture(scope="module")
 def sample_site(tmp_path_factory):
     """예시 결과 파일로 빌드한 사이트. 팁 3의 스니펫은 측정 뒤에 바뀐 것으로 만듭니다."""
     tmp_path = tmp_path_factory.mktemp("results-hook")
     project = project_with(tmp_path, sample_document(ROOT))
+    write(project / "results" / "cpu-test-4cores.json", cpu_document())
     changed = project / "snippets" / "tip3_avoid_syncs.py"
     changed.write_text(changed.read_text(encoding="utf-8") + "\n# 측정 뒤에 바뀐 줄\n", "utf-8")
     site = tmp_path / "site"
@@ -164,3 +177,13 @@ def test_a_slower_fast_variant_is_shown_as_a_warning_not_a_success(loaded):
     loaded["benchmarks"][1]["median_s"] = 0.0191  # 기준(7.37 ms)보다 훨씬 느림
     text = hook.render_tip("tip4", "tips/04-create-on-device.md")
     assert '!!! warning "오히려 느려짐 0.39배"' in text and "!!! success" not in text
+
+
+def test_every_device_gets_its_own_section_gpu_first(sample_site):
+    text = visible_text(page_text(sample_site, "tips/04-create-on-device.html"))
+    assert text.index("Test GPU 9000") < text.index("CPU 4코어 (Test CPU)")
+    assert "42.1 ms" in text and "41.7 ms" in text
+    assert "차이 없음: 1.01배" in text  # CPU 장치의 헤드라인은 잡음 범위
+    home = visible_text(page_text(sample_site, "index.html"))
+    assert "Test GPU 9000 CPU 4코어 (Test CPU)" in home  # 표 머리: 장치마다 한 열
+    assert "1.01배 (잡음 범위)" in home
