@@ -58,7 +58,6 @@ class Row:
     entry: dict
     relative_speed: float | None = None  # 기준 중앙값 / 이 중앙값 (1보다 크면 빠름)
     ceiling_percent: float | None = None
-    ceiling_label: str | None = None
 
 
 @dataclass
@@ -126,7 +125,6 @@ def groups_for(doc: dict, tip: str) -> list[Group]:
             ceiling = by_id.get(row.entry.get("ceiling") or "")
             if ceiling:
                 row.ceiling_percent = ceiling_percent(row.entry, ceiling)
-                row.ceiling_label = ceiling["variant"]
     return list(groups.values())
 
 

@@ -32,7 +32,6 @@ def test_ceiling_percent_compares_the_shared_rate(doc):
     [group, _] = analysis.groups_for(doc, "tip4")
     fast = group.with_role("fast")
     assert fast.ceiling_percent == pytest.approx(100 * 98.7 / 3210.0)
-    assert fast.ceiling_label == "장치 안 복사"
     assert group.with_role("baseline").ceiling_percent is None
 
 
