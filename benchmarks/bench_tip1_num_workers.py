@@ -87,14 +87,10 @@ def role_of(num_workers):
     return "fast" if num_workers == FAST_WORKERS else "other"
 
 
-def rounds_for(device, quick):
-    return ROUNDS["quick" if quick else device.type]
-
-
 # 코어보다 워커가 많을 때 torch가 내는 경고입니다. 일부러 코어 수의 두 배까지 재므로 끕니다.
 @pytest.mark.filterwarnings("ignore:This DataLoader will create")
 @pytest.mark.parametrize("num_workers", WORKER_COUNTS, ids=lambda n: f"workers{n}")
-def test_throughput(measure, bench_device, quick, num_workers):
+def test_throughput(measure, bench_device, quick, size_key, num_workers):
     before = set(multiprocessing.active_children())
     dataset, batch_size = make_dataset(quick)
     count = batches_per_call(quick)
@@ -122,7 +118,7 @@ def test_throughput(measure, bench_device, quick, num_workers):
             role=role,
             samples=count * batch_size,
             ceiling="cores-x-one-worker",
-            rounds=rounds_for(bench_device, quick),
+            rounds=ROUNDS[size_key],
             extra=extra,
         )
         assert samples == count * batch_size
@@ -132,7 +128,7 @@ def test_throughput(measure, bench_device, quick, num_workers):
     assert set(multiprocessing.active_children()) <= before
 
 
-def test_ceiling(measure, bench_device, quick):
+def test_ceiling(measure, bench_device, quick, size_key):
     """천장: 워커 하나의 속도 × 코어 수.
 
     워커 안에서 PyTorch는 `torch.set_num_threads(1)`을 부르므로 워커 하나는 스레드 하나로 일하고,
@@ -160,7 +156,7 @@ def test_ceiling(measure, bench_device, quick):
             role="ceiling",
             # 호출 한 번이 스레드 하나로 만든 샘플 수에 코어 수를 곱해, 샘플/초가 곧 천장이 됩니다.
             samples=count * batch_size * CORES,
-            rounds=rounds_for(bench_device, quick),
+            rounds=ROUNDS[size_key],
             extra={"usable_cpu_cores": CORES, "one_worker_samples_per_call": count * batch_size},
         )
     finally:

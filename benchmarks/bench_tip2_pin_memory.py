@@ -55,10 +55,6 @@ def require_cuda(device, what):
         pytest.skip(REASONS[what])
 
 
-def config(table, quick):
-    return table["quick" if quick else "cuda"]
-
-
 def pin_then_copy(batch, device):
     """복사할 때마다 고정부터 하는 경우입니다. 고정 자체가 호스트 안의 복사 한 번입니다."""
     return tip2.copy_pinned(tip2.pin_batch(batch), device)
@@ -72,10 +68,10 @@ COPIES = {
 
 
 @pytest.mark.parametrize("role", list(COPIES))
-def test_batch_copy(measure, bench_device, quick, role):
+def test_batch_copy(measure, bench_device, size_key, role):
     require_cuda(bench_device, "copy")
     key, copy = COPIES[role]
-    pageable = tip2.make_batch(**config(BATCH, quick))
+    pageable = tip2.make_batch(**BATCH[size_key])
     batch = tip2.pin_batch(pageable) if role == "fast" else pageable
     nbytes = sum(t.nbytes for t in batch)
     copied = measure(
@@ -93,10 +89,10 @@ def test_batch_copy(measure, bench_device, quick, role):
     assert [t.shape for t in copied] == [t.shape for t in batch]
 
 
-def test_pinned_copy_ceiling(measure, bench_device, quick):
+def test_pinned_copy_ceiling(measure, bench_device, size_key):
     require_cuda(bench_device, "ceiling")
     # 값은 무작위로 채웁니다(0으로 채운 메모리는 실제 데이터와 다르게 빠를 수 있습니다).
-    source = torch.rand(config(CEILING_ELEMENTS, quick), pin_memory=True)
+    source = torch.rand(CEILING_ELEMENTS[size_key], pin_memory=True)
     target = torch.empty_like(source, device=bench_device)
     measure(
         target.copy_,
@@ -135,10 +131,10 @@ TRAINERS = {
 
 
 @pytest.mark.parametrize("role", list(TRAINERS))
-def test_overlap(measure, bench_device, quick, role):
+def test_overlap(measure, bench_device, size_key, role):
     require_cuda(bench_device, "overlap")
     key, train = TRAINERS[role]
-    size = config(TRAINING, quick)
+    size = TRAINING[size_key]
     steps = size["overlap_steps"]
     # DataLoader(pin_memory=True)가 주는 것과 같은, 고정된 배치 목록입니다. 배치마다 다른 값입니다.
     batches = [
@@ -162,9 +158,9 @@ def test_overlap(measure, bench_device, quick, role):
 
 
 @pytest.mark.parametrize("pin_memory", [False, True], ids=["pageable", "pinned"])
-def test_dataloader_epoch(measure, bench_device, quick, pin_memory):
+def test_dataloader_epoch(measure, bench_device, size_key, pin_memory):
     require_cuda(bench_device, "loader")
-    size = config(TRAINING, quick)
+    size = TRAINING[size_key]
     steps = size["loader_steps"]
     # 서로 다른 샘플 512개를 여러 번 이어 붙여 메모리를 아끼면서 에폭을 길게 만듭니다.
     # 샘플 하나를 꺼내 배치로 쌓는 일은 이어 붙여도 똑같습니다.

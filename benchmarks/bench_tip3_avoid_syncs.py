@@ -34,14 +34,10 @@ VARIANTS = {
 KEYS = {"baseline": "item-every-step", "fast": "read-once", "ceiling": "never-read"}
 
 
-def sizes_for(device, quick):
-    return SIZES["quick" if quick else device.type]
-
-
 @pytest.mark.parametrize("role", list(VARIANTS))
-def test_training_loop(measure, bench_device, quick, role):
+def test_training_loop(measure, bench_device, size_key, role):
     train_fn = VARIANTS[role]
-    size = sizes_for(bench_device, quick)
+    size = SIZES[size_key]
     metrics = None
     if bench_device.type == "cuda":
         # 시간을 재기 전에, 같은 크기의 새 설정으로 동기화 횟수를 셉니다.

@@ -16,19 +16,15 @@ SNIPPET = tip4
 SIZES = {"cuda": 1 << 26, "cpu": 1 << 24, "quick": 1 << 12}
 
 
-def element_count(device, quick):
-    return SIZES["quick" if quick else device.type]
-
-
 # 같은 짝의 느린 방식과 빠른 방식을 연달아 잽니다. 사이에 시간이 벌어지면 기계 상태가 바뀐 만큼
 # 비교가 흔들립니다.
 @pytest.mark.parametrize(
     ("kind", "role"), [(kind, role) for kind in tip4.PAIRS for role in ("baseline", "fast")]
 )
-def test_create(measure, bench_device, quick, kind, role):
+def test_create(measure, bench_device, size_key, kind, role):
     slow, fast = tip4.PAIRS[kind]
     fn = slow if role == "baseline" else fast
-    size = element_count(bench_device, quick)
+    size = SIZES[size_key]
     args = tip4.make_inputs(kind, bench_device, size=size)
     itemsize = 8 if kind == "arange" else 4  # arange는 int64입니다.
     created = measure(
@@ -44,8 +40,8 @@ def test_create(measure, bench_device, quick, kind, role):
     assert created.device.type == bench_device.type
 
 
-def test_device_copy_ceiling(measure, bench_device, quick):
-    source = torch.rand(element_count(bench_device, quick), device=bench_device)
+def test_device_copy_ceiling(measure, bench_device, size_key):
+    source = torch.rand(SIZES[size_key], device=bench_device)
     target = torch.empty_like(source)
     measure(
         target.copy_,

@@ -43,10 +43,6 @@ NO_TF32_CEILING_ON_CPU = (
 )
 
 
-def pick(table, device, quick):
-    return table["quick" if quick else device.type]
-
-
 def group_name(size):
     cfg = tip6.SIZES[size]
     return (
@@ -66,13 +62,13 @@ def step_flops(device, size):
 
 
 @pytest.mark.parametrize("name", list(PRECISIONS))
-def test_train_step(measure, bench_device, quick, name):
+def test_train_step(measure, bench_device, size_key, name):
     cuda = bench_device.type == "cuda"
     if name == "tf32" and not cuda:
         pytest.skip(NO_TF32_ON_CPU)
     role, variant, ceiling = PRECISIONS[name]
     precision_before = torch.backends.cuda.matmul.fp32_precision
-    size = pick(SIZES, bench_device, quick)
+    size = SIZES[size_key]
     flops = step_flops(bench_device, size)
     # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다.
     model, x, y = tip6.make_inputs(bench_device, size)
@@ -105,10 +101,10 @@ def test_train_step(measure, bench_device, quick, name):
 
 
 @pytest.mark.parametrize("name", ["bf16", "tf32"])
-def test_matmul_ceiling(measure, bench_device, quick, name):
+def test_matmul_ceiling(measure, bench_device, size_key, name):
     if name == "tf32" and bench_device.type != "cuda":
         pytest.skip(NO_TF32_CEILING_ON_CPU)
-    n = pick(MATMUL_SIZES, bench_device, quick)
+    n = MATMUL_SIZES[size_key]
     dtype = torch.bfloat16 if name == "bf16" else torch.float32
     # 0으로 채운 행렬은 실제 데이터보다 빠를 수 있으므로 무작위 값을 씁니다.
     a = torch.randn(n, n, device=bench_device, dtype=dtype)

@@ -39,10 +39,6 @@ EPOCH_ACTION = "run_training_epoch"
 EXCERPT_ROWS = 6
 
 
-def fit_size(device, quick):
-    return SIZES["quick" if quick else device.type]
-
-
 def report_excerpt(report, top=EXCERPT_ROWS):
     """보고서의 제목, 머리줄, Total, 비율이 큰 동작 몇 줄과 training_step 줄을 그대로 뽑습니다."""
     wanted = {name for name, _, _ in tip7.parse_simple_report(report)[:top]}
@@ -63,8 +59,8 @@ def top_action(report):
 
 
 @pytest.mark.parametrize("kind", ["slow", "fast"])
-def test_data_bottleneck(measure, bench_device, quick, tmp_path, kind):
-    size = fit_size(bench_device, quick)
+def test_data_bottleneck(measure, bench_device, size_key, tmp_path, kind):
+    size = SIZES[size_key]
     started = time.perf_counter()
     dataset = tip7.make_dataset(kind, n=size["n"])
     build_s = time.perf_counter() - started
@@ -93,8 +89,8 @@ def test_data_bottleneck(measure, bench_device, quick, tmp_path, kind):
 # 작은 입력(quick)은 한 에폭이 5스텝보다 짧아 PyTorchProfiler가 일정을 바꾼다고 알립니다.
 @pytest.mark.filterwarnings("ignore:The PyTorch Profiler default schedule will be overridden")
 @pytest.mark.parametrize("profiler", [None, "simple", "advanced", "pytorch"])
-def test_profiler_overhead(measure, bench_device, quick, tmp_path, profiler):
-    size = fit_size(bench_device, quick)
+def test_profiler_overhead(measure, bench_device, size_key, tmp_path, profiler):
+    size = SIZES[size_key]
     dataset = tip7.make_dataset("slow", n=size["n"])
     extra = None
     if profiler == "simple":

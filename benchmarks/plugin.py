@@ -159,6 +159,12 @@ def quick(measurement_run) -> bool:
     return measurement_run.quick
 
 
+@pytest.fixture(scope="session")
+def size_key(measurement_run) -> str:
+    """크기 표를 고르는 열쇠: 작은 입력이면 "quick", 아니면 장치 종류("cuda" 또는 "cpu")."""
+    return "quick" if measurement_run.quick else measurement_run.device.type
+
+
 class Measure:
     """`measure(fn, *args, key=..., group=..., variant=..., role=...)`: 재고 기록합니다.
 
