@@ -1,35 +1,44 @@
-"""결과 문서(dict)에서 비교를 계산합니다: 기준 대비 속도, 헤드라인 속도 향상, 천장 대비 비율.
+"""결과 문서(dict)에서 비교와 결론을 계산합니다: 기준 대비 속도, 헤드라인, 천장 대비 비율, 결론 문장.
 
-`pytest --benchmark`의 한국어 요약과 MkDocs 훅(hooks/results.py)이 같은 계산을 쓰도록 여기에
-모았습니다. 값을 저장하지 않고 필요할 때마다 결과 파일의 중앙값에서 다시 계산합니다.
+`pytest --benchmark`의 한국어 요약과 MkDocs 훅(hooks/results.py)이 같은 계산과 같은 문장을 쓰도록
+여기에 모았습니다. 값은 저장하지 않고 결과 파일의 중앙값에서 매번 다시 계산합니다. 변형과 묶음의
+한국어 이름은 guide/pages.toml(레지스트리)에서 가져옵니다.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-# 결과 파일의 metrics에 쓸 수 있는 이름과 표시 방법입니다. rate=True는 "클수록 좋은 속도"라서
-# 천장(같은 실행에서 잰 최대 속도)과 비교할 수 있습니다.
-METRICS = {
-    "gb_per_s": {"label": "대역폭", "unit": "GB/s", "rate": True},
-    "tflop_per_s": {"label": "연산 속도", "unit": "TFLOP/s", "rate": True},
-    "samples_per_s": {"label": "처리량", "unit": "샘플/초", "rate": True},
-    "steps_per_s": {"label": "처리량", "unit": "스텝/초", "rate": True},
-    "peak_memory_mib": {"label": "최대 메모리", "unit": "MiB", "rate": False},
-    "syncs_per_step": {"label": "스텝당 동기화", "unit": "회", "rate": False},
-}
+from guide import registry
 
-ROLES = ("baseline", "fast", "other", "ceiling")
-
-TIP_TITLES = {
-    "tip1": "팁 1 · DataLoader의 워커(num_workers)",
-    "tip2": "팁 2 · 고정된 메모리(pin_memory)",
-    "tip3": "팁 3 · CPU↔GPU 동기화 피하기",
-    "tip4": "팁 4 · 텐서를 장치에서 바로 만들기",
-    "tip5": "팁 5 · DP 대신 DDP",
-    "tip6": "팁 6 · 16비트 정밀도",
-    "tip7": "팁 7 · 프로파일링",
+# 결과의 metrics를 보여 주는 방법: (이름, 단위, 클수록 좋은 속도인지). 속도만 천장과 비교합니다.
+METRIC_DISPLAY = {
+    "gb_per_s": ("대역폭", "GB/s", True),
+    "tflop_per_s": ("연산 속도", "TFLOP/s", True),
+    "samples_per_s": ("처리량", "샘플/초", True),
+    "steps_per_s": ("처리량", "스텝/초", True),
+    "tokens_per_s": ("처리량", "토큰/초", True),
+    "peak_memory_mib": ("최대 메모리", "MiB", False),
+    "saved_activation_mib": ("저장한 활성값", "MiB", False),
+    "worker_memory_growth_mib": ("워커 메모리 증가", "MiB", False),
+    "syncs_per_step": ("스텝당 동기화", "회", False),
+    "allreduces_per_step": ("스텝당 all-reduce", "회", False),
+    "graph_breaks": ("그래프 끊김", "회", False),
+    "recompiles": ("재컴파일", "회", False),
+    "compile_s": ("컴파일 시간", "초", False),
+    "precompute_s": ("미리 계산한 시간(한 번)", "초", False),
+    "loss": ("마지막 손실", "", False),
 }
+# TFLOP/s는 호출 한 번의 연산이 이보다 적으면 보여 주지 않습니다. 작은 연산에서는 고정 비용이
+# 시간을 정해서, 연산 속도나 천장 대비 비율이 아무것도 말해 주지 않기 때문입니다.
+MIN_FLOPS_PER_CALL = 1e9
+ROLE_LABELS = {
+    "baseline": "기준",
+    "recommended": "권장 방식",
+    "other": "비교",
+    "ceiling": "천장",
+}
+CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 
 
 def format_seconds(seconds: float) -> str:
@@ -40,140 +49,317 @@ def format_seconds(seconds: float) -> str:
     return f"{seconds / 1e-9:.3g} ns"
 
 
+def format_number(value: float) -> str:
+    if value >= 1000:
+        return f"{value:,.0f}"
+    return f"{value:.3g}"
+
+
 def format_metric(name: str, value: float) -> str:
-    unit = METRICS[name]["unit"]
-    if name == "syncs_per_step":
-        return f"{value:.3g}{unit}"
-    return f"{value:,.3g} {unit}" if value < 1000 else f"{value:,.0f} {unit}"
+    _, unit, _ = METRIC_DISPLAY[name]
+    return f"{format_number(value)} {unit}".strip()
 
 
 def format_ratio(ratio: float) -> str:
-    return f"{ratio:.2f}배" if ratio < 10 else f"{ratio:.1f}배"
+    """배수. 1보다 작으면 어느 페이지에서나 "(느려짐)"을 붙입니다."""
+    text = f"{ratio:.2f}배" if ratio < 10 else f"{ratio:.1f}배"
+    return text if ratio >= 1 else f"{text}(느려짐)"
+
+
+NO_DIFFERENCE = "차이 없음(측정 오차 범위 안)"
 
 
 @dataclass
 class Row:
-    """표의 한 줄: 측정 하나와, 같은 그룹의 기준 및 천장에 대한 비교입니다."""
+    """표의 한 줄: 측정 하나와, 같은 묶음의 기준 및 천장에 대한 비교입니다."""
 
     entry: dict
+    label: str
     relative_speed: float | None = None  # 기준 중앙값 / 이 중앙값 (1보다 크면 빠름)
     ceiling_percent: float | None = None
+    within_noise: bool = False  # 기준과의 차이가 측정 오차 범위(IQR) 안인지
+
+    @property
+    def role(self) -> str:
+        return self.entry["role"]
+
+    @property
+    def computed(self) -> bool:
+        return self.entry["computed"]
+
+    def shown_metrics(self) -> dict[str, float]:
+        """표에 보일 값: 호출 한 번의 연산이 너무 작으면 TFLOP/s는 뺍니다."""
+        metrics = dict(self.entry["metrics"])
+        if "tflop_per_s" in metrics and not self.computed:
+            if metrics["tflop_per_s"] * 1e12 * self.entry["median_s"] < MIN_FLOPS_PER_CALL:
+                del metrics["tflop_per_s"]
+        return metrics
+
+    def relative_text(self) -> str | None:
+        if self.relative_speed is None:
+            return None
+        return NO_DIFFERENCE if self.within_noise else format_ratio(self.relative_speed)
 
 
 @dataclass
 class Group:
-    name: str
+    page: registry.Page
+    key: str
     rows: list[Row] = field(default_factory=list)
 
+    @property
+    def params(self) -> dict:
+        merged: dict = {}
+        for row in self.rows:
+            merged |= row.entry["params"]
+        return merged
+
+    @property
+    def title(self) -> str:
+        return self.page.group_title(self.key, self.params)
+
+    @property
+    def spec(self) -> registry.Group:
+        return self.page.group(self.key)
+
+    def work(self) -> str:
+        return self.page.group_work(self.key, self.params)
+
     def with_role(self, role: str) -> Row | None:
-        return next((row for row in self.rows if row.entry["role"] == role), None)
+        return next((row for row in self.rows if row.role == role), None)
+
+    @property
+    def recommended(self) -> Row | None:
+        return self.with_role("recommended")
 
     @property
     def speedup(self) -> float | None:
-        """그룹의 헤드라인: 느린 방식(기준) 대비 빠른 방식의 속도 향상입니다."""
-        fast = self.with_role("fast")
-        return fast.relative_speed if fast else None
+        """묶음의 헤드라인: 기준 대비 권장 방식의 속도 향상입니다."""
+        row = self.recommended
+        return row.relative_speed if row else None
 
     @property
     def within_noise(self) -> bool:
-        """느린 방식과 빠른 방식의 중앙값 차이가 두 측정의 흔들림(IQR)보다 작은지.
+        row = self.recommended
+        return bool(row and row.within_noise)
 
-        그렇다면 이 실행에서는 두 방식이 다르다고 말할 수 없습니다(예: CPU에서 `.to("cpu")`).
-        """
-        baseline, fast = self.with_role("baseline"), self.with_role("fast")
-        if not (baseline and fast):
-            return False
-        slow, quick = baseline.entry, fast.entry
-        return abs(slow["median_s"] - quick["median_s"]) <= max(slow["iqr_s"], quick["iqr_s"])
+    def headline_text(self) -> str | None:
+        row = self.recommended
+        return row.relative_text() if row else None
 
 
-def entries_for(doc: dict, tip: str) -> list[dict]:
-    return [entry for entry in doc["benchmarks"] if entry["tip"] == tip]
-
-
-def not_measured_for(doc: dict, tip: str) -> list[dict]:
-    return [item for item in doc["not_measured"] if item["tip"] == tip]
-
-
-def skip_reasons(doc: dict, tip: str) -> list[tuple[list[str], str]]:
-    """재지 않은 항목을 이유별로 묶습니다: [([항목, ...], 이유)]. 같은 이유는 한 번만 씁니다."""
-    reasons: dict[str, list[str]] = {}
-    for item in not_measured_for(doc, tip):
-        reasons.setdefault(item["reason"], []).append(item["key"])
-    return [(keys, reason) for reason, keys in reasons.items()]
+def _within_noise(slow: dict, quick: dict) -> bool:
+    """두 중앙값의 차이가 두 측정의 흔들림(IQR) 가운데 큰 것보다 작으면 구별할 수 없습니다."""
+    return abs(slow["median_s"] - quick["median_s"]) <= max(slow["iqr_s"], quick["iqr_s"])
 
 
 def ceiling_percent(entry: dict, ceiling: dict) -> float | None:
     """두 측정이 같은 단위의 속도를 가졌다면, 천장 대비 비율(%)을 돌려줍니다."""
-    for name, spec in METRICS.items():
-        if spec["rate"] and name in entry["metrics"] and name in ceiling["metrics"]:
-            return 100.0 * entry["metrics"][name] / ceiling["metrics"][name]
+    for name, (_, _, rate) in METRIC_DISPLAY.items():
+        if rate and name in entry["metrics"] and name in ceiling["metrics"]:
+            if ceiling["metrics"][name] > 0:
+                return 100.0 * entry["metrics"][name] / ceiling["metrics"][name]
     return None
 
 
-def groups_for(doc: dict, tip: str) -> list[Group]:
-    """팁의 측정을 그룹별로 묶고, 그룹 안의 기준(baseline)과 천장에 대해 비교합니다."""
+def entries_for(doc: dict, page_id: str) -> list[dict]:
+    return [entry for entry in doc["benchmarks"] if entry["page"] == page_id]
+
+
+def groups_for(doc: dict, page_id: str) -> list[Group]:
+    """페이지의 측정을 묶음별로 모으고, 묶음 안의 기준과 천장에 대해 비교합니다."""
+    page = registry.by_id(page_id)
     by_id = {entry["id"]: entry for entry in doc["benchmarks"]}
     groups: dict[str, Group] = {}
-    for entry in entries_for(doc, tip):
-        groups.setdefault(entry["group"], Group(entry["group"])).rows.append(Row(entry))
+    for entry in entries_for(doc, page_id):
+        label = page.variant_label(entry["variant"], entry["params"])
+        group = groups.setdefault(entry["group"], Group(page, entry["group"]))
+        group.rows.append(Row(entry, label))
     for group in groups.values():
         baseline = group.with_role("baseline")
         for row in group.rows:
-            if baseline and row.entry["role"] != "ceiling":
+            if baseline and row.role != "ceiling" and not row.computed:
                 row.relative_speed = baseline.entry["median_s"] / row.entry["median_s"]
-            ceiling = by_id.get(row.entry.get("ceiling") or "")
+                row.within_noise = row is not baseline and _within_noise(baseline.entry, row.entry)
+            ceiling = by_id.get(row.entry["ceiling"] or "")
             if ceiling:
-                row.ceiling_percent = ceiling_percent(row.entry, ceiling)
-    return list(groups.values())
+                percent = ceiling_percent(
+                    {"metrics": row.shown_metrics()}, {"metrics": ceiling["metrics"]}
+                )
+                row.ceiling_percent = percent
+    order = list(page.groups)
+    return sorted(groups.values(), key=lambda g: order.index(g.key) if g.key in order else 99)
 
 
-def headline(doc: dict, tip: str) -> tuple[Group, float] | None:
-    """팁의 대표 숫자: 기준과 빠른 방식이 모두 있는 첫 그룹의 속도 향상입니다."""
-    for group in groups_for(doc, tip):
-        if group.speedup is not None:
-            return group, group.speedup
-    return None
+def group_by_key(doc: dict, page_id: str, key: str) -> Group | None:
+    return next((g for g in groups_for(doc, page_id) if g.key == key), None)
 
 
-def measured_tips(doc: dict) -> list[str]:
-    tips = {entry["tip"] for entry in doc["benchmarks"]} | {x["tip"] for x in doc["not_measured"]}
-    return sorted(tips, key=lambda tip: (len(tip), tip))
+def not_measured_for(doc: dict, page_id: str) -> list[tuple[str, str]]:
+    """재지 않은 묶음과 이유: [(묶음 제목, 이유)]. 같은 것은 한 번만."""
+    page = registry.by_id(page_id)
+    seen: dict[tuple[str, str], None] = {}
+    for item in doc["not_measured"]:
+        if item["page"] == page_id:
+            title = page.group_name(item["group"]) if item["group"] in page.groups else "측정"
+            seen[(title, item["reason"])] = None
+    return list(seen)
+
+
+def measured_pages(doc: dict) -> list[str]:
+    found = {e["page"] for e in doc["benchmarks"]} | {x["page"] for x in doc["not_measured"]}
+    return [page.id for page in registry.load() if page.id in found]
+
+
+def unknown_pages(doc: dict) -> list[str]:
+    known = {page.id for page in registry.load()}
+    found = {e["page"] for e in doc["benchmarks"]} | {x["page"] for x in doc["not_measured"]}
+    return sorted(found - known)
+
+
+# --- 결론 문장 ------------------------------------------------------------------------------
+
+
+def conclusion(group: Group, env: dict) -> str:
+    """표 아래에 붙는 결론 한 문장(또는 두 문장). 숫자는 모두 이 결과에서 계산합니다."""
+    kind = group.spec.conclusion
+    if kind == "ceiling":
+        return "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. 위 표의 '천장 대비' 열이 이것과 비교한 값입니다."
+    if kind == "saturation":
+        return _saturation(group, env)
+    if kind == "bf16-isa" and env["device_kind"] == "cpu":
+        return _bf16_on_cpu(group, env)
+    if kind == "overhead":
+        return _overhead(group)
+    if kind == "waterfall":
+        return _waterfall(group)
+    return _speedup(group)
+
+
+def _speedup(group: Group) -> str:
+    baseline, best = group.with_role("baseline"), group.recommended
+    if not (baseline and best and best.relative_speed):
+        return "이 묶음에는 기준과 권장 방식이 함께 있지 않아 배수를 계산하지 않았습니다."
+    if best.within_noise:
+        return (
+            f"차이 없음: '{best.label}'과(와) '{baseline.label}'의 중앙값 차이가 측정 오차 범위(IQR)"
+            " 안이라, 이 장치에서는 두 방식이 다르다고 말할 수 없습니다."
+        )
+    if best.relative_speed >= 1:
+        return f"'{best.label}'이(가) '{baseline.label}'보다 {format_ratio(best.relative_speed)} 빠릅니다."
+    return (
+        f"이 장치에서는 '{best.label}'이(가) '{baseline.label}'보다 느립니다: "
+        f"{format_ratio(best.relative_speed)}."
+    )
+
+
+def _saturation(group: Group, env: dict) -> str:
+    timed = [
+        row for row in group.rows if row.relative_speed and "samples_per_s" in row.entry["metrics"]
+    ]
+    if not timed:
+        return _speedup(group)
+    best = max(row.entry["metrics"]["samples_per_s"] for row in timed)
+    enough = min(
+        (row for row in timed if row.entry["metrics"]["samples_per_s"] >= 0.95 * best),
+        key=lambda row: row.entry["params"].get("num_workers", 0),
+    )
+    workers = enough.entry["params"].get("num_workers", 0)
+    cores = env["usable_cores"]
+    gpus = env["device_count"]
+    text = (
+        f"처리량은 워커 {workers}개에서 더 오르지 않습니다(가장 높은 값의 95% 이상). "
+        f"쓸 수 있는 코어가 {cores}개라서, 그 이상의 워커는 같은 코어를 나눠 쓸 뿐입니다."
+    )
+    if enough.ceiling_percent is not None:
+        text += f" 이때 천장의 {enough.ceiling_percent:.0f}%입니다."
+    rule = 4 * gpus
+    text += f" 원문의 규칙(4 × GPU 수)은 이 장치에서 워커 {rule}개를 제안합니다" + (
+        ": GPU가 없으니 규칙이 답을 주지 못합니다." if gpus == 0 else "."
+    )
+    return text
+
+
+def _bf16_on_cpu(group: Group, env: dict) -> str:
+    fp32, bf16 = group.with_role("baseline"), group.recommended
+    features = [name for flag, name in CPU_BF16_FLAGS.items() if flag in env.get("cpu_flags", [])]
+    if not (fp32 and bf16 and bf16.relative_speed):
+        return _speedup(group)
+    if bf16.within_noise:
+        result = f"bf16 autocast와 fp32는 {NO_DIFFERENCE}입니다"
+    elif bf16.relative_speed >= 1:
+        result = f"bf16 autocast가 fp32보다 {format_ratio(bf16.relative_speed)} 빠릅니다"
+    else:
+        result = f"bf16 autocast가 fp32보다 느립니다({format_ratio(bf16.relative_speed)})"
+    if features:
+        return f"이 CPU는 {'와 '.join(features)}이(가) 있어 bf16 행렬 곱을 하드웨어로 계산합니다: {result}."
+    return f"이 CPU는 AVX-512 BF16도 AMX도 없어 bf16을 fp32로 바꿔 계산합니다: {result}."
+
+
+def _overhead(group: Group) -> str:
+    others = [row for row in group.rows if row.role != "baseline" and row.relative_text()]
+    if not others:
+        return _speedup(group)
+    costs = ", ".join(f"{row.label} {row.relative_text()}" for row in others)
+    return (
+        f"프로파일러는 병목을 찾는 도구일 뿐, 켜 두면 같은 학습이 느려집니다: {costs}. "
+        "병목을 찾은 뒤에는 끄고 학습하세요."
+    )
+
+
+def _waterfall(group: Group) -> str:
+    stages = [row for row in group.rows if row.relative_speed is not None]
+    if len(stages) < 2:
+        return _speedup(group)
+    steps = [
+        (row.label, row.relative_speed / previous.relative_speed, row)
+        for previous, row in zip(stages, stages[1:], strict=False)
+    ]
+    best = max(steps, key=lambda step: step[1])
+    flat = [label for label, ratio, row in steps if ratio < 1.02]
+    final = stages[-1]
+    text = (
+        f"마지막 단계는 기준의 {format_ratio(final.relative_speed)}입니다. 가장 크게 빨라진 단계는 "
+        f"'{best[0]}'(앞 단계의 {format_ratio(best[1])})입니다."
+    )
+    if final.ceiling_percent is not None:
+        text += f" 마지막 단계의 MFU는 {final.ceiling_percent:.0f}%입니다."
+    if flat:
+        text += " 이 장치에서 효과가 없거나 느려진 단계: " + ", ".join(f"'{x}'" for x in flat) + "."
+    return text
+
+
+# --- `pytest --benchmark`의 한국어 요약 ------------------------------------------------------
 
 
 def describe_row(row: Row) -> str:
-    entry = row.entry
-    parts = [f"{entry['variant']} {format_seconds(entry['median_s'])}"]
-    parts += [format_metric(name, value) for name, value in entry["metrics"].items()]
+    parts = [row.label]
+    if not row.computed:
+        parts.append(format_seconds(row.entry["median_s"]))
+    for name, value in row.shown_metrics().items():
+        label, _, rate = METRIC_DISPLAY[name]
+        parts.append(format_metric(name, value) if rate else f"{label} {format_metric(name, value)}")
     if row.ceiling_percent is not None:
         parts.append(f"천장 대비 {row.ceiling_percent:.0f}%")
     return ", ".join(parts)
 
 
 def summary_lines(doc: dict) -> list[str]:
-    """`pytest --benchmark`가 끝에 출력하는 팁별 한국어 요약입니다."""
+    """`pytest --benchmark`가 끝에 출력하는 페이지별 한국어 요약입니다."""
     env = doc["environment"]
     lines = [f"측정 장치: {env['device_name']} ({env['device_kind']}), torch {env['torch']}"]
-    for tip in measured_tips(doc):
-        lines.append(TIP_TITLES.get(tip, tip))
-        for group in groups_for(doc, tip):
-            baseline, fast = group.with_role("baseline"), group.with_role("fast")
-            if baseline and fast:
-                noise = (
-                    " (차이가 IQR 안이라 잡음과 구별되지 않습니다)" if group.within_noise else ""
-                )
-                lines.append(
-                    f"  {group.name}: 느린 방식 {describe_row(baseline)} → 빠른 방식 "
-                    f"{describe_row(fast)} · 속도 향상 {format_ratio(group.speedup)}{noise}"
-                )
-                others = [row for row in group.rows if row not in (baseline, fast)]
-            else:
-                lines.append(f"  {group.name}:")
-                others = group.rows
-            for row in others:
-                relative = row.relative_speed
-                compared = f" · 기준 대비 {format_ratio(relative)}" if relative else ""
-                lines.append(f"    {describe_row(row)}{compared}")
-        for keys, reason in skip_reasons(doc, tip):
-            lines.append(f"  재지 않음({', '.join(keys)}): {reason}")
+    for page_id in unknown_pages(doc):
+        lines.append(f"{page_id}: guide/pages.toml에 없는 페이지라 요약하지 않습니다")
+    for page_id in measured_pages(doc):
+        page = registry.by_id(page_id)
+        lines.append(page.heading)
+        for group in groups_for(doc, page_id):
+            lines.append(f"  {group.title} — {group.work()}당")
+            for row in group.rows:
+                relative = row.relative_text()
+                compared = f" · 기준 대비 {relative}" if relative and row.role != "baseline" else ""
+                lines.append(f"    [{ROLE_LABELS[row.role]}] {describe_row(row)}{compared}")
+            lines.append(f"    → {conclusion(group, env)}")
+        for title, reason in not_measured_for(doc, page_id):
+            lines.append(f"  재지 않음({title}): {reason}")
     return lines

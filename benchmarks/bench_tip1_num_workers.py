@@ -23,8 +23,7 @@ import torch
 
 from snippets import tip1_num_workers as tip1
 
-TIP = "tip1"
-SNIPPET = tip1
+PAGE = "tip1"
 
 CORES = tip1.usable_cpu_cores()
 NUM_GPUS = torch.cuda.device_count()
@@ -84,13 +83,15 @@ def next_batches(batches, count):
 def role_of(num_workers):
     if num_workers == 0:
         return "baseline"
-    return "fast" if num_workers == FAST_WORKERS else "other"
+    return "recommended" if num_workers == FAST_WORKERS else "other"
 
 
 # 코어보다 워커가 많을 때 torch가 내는 경고입니다. 일부러 코어 수의 두 배까지 재므로 끕니다.
+@pytest.mark.measures("throughput")
 @pytest.mark.filterwarnings("ignore:This DataLoader will create")
 @pytest.mark.parametrize("num_workers", WORKER_COUNTS, ids=lambda n: f"workers{n}")
-def test_throughput(measure, bench_device, quick, size_key, num_workers):
+def test_throughput(measure, size_key, num_workers):
+    quick = size_key == "quick"
     before = set(multiprocessing.active_children())
     dataset, batch_size = make_dataset(quick)
     count = batches_per_call(quick)
@@ -100,26 +101,23 @@ def test_throughput(measure, bench_device, quick, size_key, num_workers):
     try:
         # 워커를 띄우고 한 바퀴를 버립니다. 워커들은 첫 배치를 거의 동시에 내놓기 때문입니다.
         next_batches(batches, max(1, num_workers))
-        role = role_of(num_workers)
-        extra = {"num_workers": num_workers}
-        if role == "fast":
-            extra |= {
-                "usable_cpu_cores": CORES,
-                "num_gpus": NUM_GPUS,
-                "article_num_workers": tip1.article_num_workers(NUM_GPUS),
-            }
         samples = measure(
             next_batches,
             batches,
             count,
             key=f"workers-{num_workers}",
-            group=f"워커 수에 따른 처리량 (배치 {batch_size}, 코어 {CORES}개)",
-            variant=f"num_workers={num_workers}",
-            role=role,
-            samples=count * batch_size,
+            group="throughput",
+            variant="workers",
+            role=role_of(num_workers),
+            params={
+                "num_workers": num_workers,
+                "batch_size": batch_size,
+                "cores": CORES,
+                "batches": count,
+            },  # fmt: skip
+            per_call={"samples": count * batch_size},
             ceiling="cores-x-one-worker",
             rounds=ROUNDS[size_key],
-            extra=extra,
         )
         assert samples == count * batch_size
     finally:
@@ -128,19 +126,20 @@ def test_throughput(measure, bench_device, quick, size_key, num_workers):
     assert set(multiprocessing.active_children()) <= before
 
 
-def test_ceiling(measure, bench_device, quick, size_key):
-    """천장: 워커 하나의 속도 × 코어 수.
+@pytest.mark.measures("ceiling")
+def test_ceiling(measure, size_key):
+    """천장: 워커 하나의 속도 × 코어 수(계산값).
 
     워커 안에서 PyTorch는 `torch.set_num_threads(1)`을 부르므로 워커 하나는 스레드 하나로 일하고,
     한 번에 코어 수만큼의 워커만 실제로 돌 수 있습니다. 그래서 메인 프로세스를 스레드 하나로 두고
-    워커 없는 로더(배치 만들기와 쌓기까지 워커가 하는 일 그대로)의 속도를 재서 코어 수를 곱하면,
-    워커를 몇 개 쓰든 넘을 수 없는 위쪽 한계가 됩니다. 실제로는 이보다 낮습니다: 메인 프로세스도
-    배치를 받느라 코어를 쓰고, 논리 코어(SMT)는 물리 코어를 나눠 쓰며, 모든 코어가 바쁘면 클럭이
-    내려갑니다. 워커 0개(기준)는 여러 스레드를 쓰므로 워커 하나보다 빠를 수 있습니다.
+    워커 없는 로더(배치 만들기와 쌓기까지 워커가 하는 일 그대로)의 속도를 잰 다음 코어 수를 곱하면,
+    워커를 몇 개 쓰든 넘을 수 없는 위쪽 한계가 됩니다. 잰 것은 스레드 하나의 속도뿐이라서 천장은
+    중앙값 없이 계산값으로 기록합니다. 실제로는 이보다 낮습니다: 메인 프로세스도 배치를 받느라
+    코어를 쓰고, 모든 코어가 바쁘면 클럭이 내려갑니다.
     """
-    dataset, batch_size = make_dataset(quick)
-    # 스레드 하나의 속도라서 0.2초 남짓이면 충분합니다. 이 항목은 다른 항목과 속도만 비교합니다.
-    count = 2 if quick else 4
+    dataset, batch_size = make_dataset(size_key == "quick")
+    # 스레드 하나의 속도라서 0.2초 남짓이면 충분합니다.
+    count = 2 if size_key == "quick" else 4
     batches = iter(tip1.make_slow_loader(dataset, batch_size))
     next_batches(batches, 1)
     threads = torch.get_num_threads()
@@ -150,15 +149,22 @@ def test_ceiling(measure, bench_device, quick, size_key):
             next_batches,
             batches,
             count,
-            key="cores-x-one-worker",
-            group="천장",
-            variant=f"워커 하나의 속도 × 코어 {CORES}개",
-            role="ceiling",
-            # 호출 한 번이 스레드 하나로 만든 샘플 수에 코어 수를 곱해, 샘플/초가 곧 천장이 됩니다.
-            samples=count * batch_size * CORES,
+            key="one-worker",
+            group="ceiling",
+            variant="one-worker",
+            params={"batch_size": batch_size, "batches": count},
+            per_call={"samples": count * batch_size},
             rounds=ROUNDS[size_key],
-            extra={"usable_cpu_cores": CORES, "one_worker_samples_per_call": count * batch_size},
         )
     finally:
         torch.set_num_threads(threads)
     assert samples == count * batch_size
+    if measure.last:
+        one_worker = measure.last["metrics"]["samples_per_s"]
+        measure.computed(
+            key="cores-x-one-worker",
+            group="ceiling",
+            variant="cores-x-one-worker",
+            params={"cores": CORES, "batches": count},
+            metrics={"samples_per_s": one_worker * CORES},
+        )

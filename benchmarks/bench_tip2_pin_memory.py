@@ -22,8 +22,7 @@ from torch.utils.data import ConcatDataset, TensorDataset
 
 from snippets import tip2_pin_memory as tip2
 
-TIP = "tip2"
-SNIPPET = tip2
+PAGE = "tip2"
 
 # 배치 복사: GPU에서는 ImageNet 크기 이미지 256장(float32 147 MiB)으로, L2 캐시보다 훨씬 큽니다.
 BATCH = {
@@ -60,35 +59,39 @@ def pin_then_copy(batch, device):
     return tip2.copy_pinned(tip2.pin_batch(batch), device)
 
 
+# 역할 → (결과 key이자 pages.toml의 변형 이름, 복사 함수)
 COPIES = {
-    "baseline": ("copy-pageable", tip2.copy_pageable),
-    "fast": ("copy-pinned", tip2.copy_pinned),
+    "baseline": ("pageable-copy", tip2.copy_pageable),
+    "recommended": ("pinned-copy", tip2.copy_pinned),
     "other": ("pin-then-copy", pin_then_copy),
 }
 
 
+@pytest.mark.measures("batch-copy")
 @pytest.mark.parametrize("role", list(COPIES))
 def test_batch_copy(measure, bench_device, size_key, role):
     require_cuda(bench_device, "copy")
     key, copy = COPIES[role]
     pageable = tip2.make_batch(**BATCH[size_key])
-    batch = tip2.pin_batch(pageable) if role == "fast" else pageable
+    batch = tip2.pin_batch(pageable) if role == "recommended" else pageable
     nbytes = sum(t.nbytes for t in batch)
     copied = measure(
         copy,
         batch,
         bench_device,
         key=key,
-        group=f"배치 복사 ({nbytes / 2**20:.0f} MiB)",
-        variant="pin_batch → copy_pinned" if role == "other" else copy.__name__,
+        group="batch-copy",
+        variant=key,
         role=role,
-        bytes_moved=nbytes,
-        ceiling="pinned-copy-1gib",
+        params={"mib": round(nbytes / 2**20)},
+        per_call={"bytes": nbytes},
+        ceiling="pinned-copy-ceiling",
     )
     assert [t.device.type for t in copied] == ["cuda", "cuda"]
     assert [t.shape for t in copied] == [t.shape for t in batch]
 
 
+@pytest.mark.measures("ceiling")
 def test_pinned_copy_ceiling(measure, bench_device, size_key):
     require_cuda(bench_device, "ceiling")
     # 값은 무작위로 채웁니다(0으로 채운 메모리는 실제 데이터와 다르게 빠를 수 있습니다).
@@ -98,11 +101,12 @@ def test_pinned_copy_ceiling(measure, bench_device, size_key):
         target.copy_,
         source,
         True,  # non_blocking: 고정된 원본에서 복사 엔진이 바로 읽습니다.
-        key="pinned-copy-1gib",
-        group="천장",
-        variant=f"고정된 {source.nbytes / 2**30:.3g} GiB 복사",
+        key="pinned-copy-ceiling",
+        group="ceiling",
+        variant="pinned-copy-ceiling",
         role="ceiling",
-        bytes_moved=source.nbytes,
+        params={"gib": round(source.nbytes / 2**30, 3)},
+        per_call={"bytes": source.nbytes},
     )
     assert target.device.type == "cuda"
 
@@ -125,11 +129,12 @@ def make_model(device):
 
 
 TRAINERS = {
-    "baseline": ("one-stream", tip2.train_one_epoch),
-    "fast": ("copy-stream", tip2.train_with_prefetch),
+    "baseline": ("copy-then-compute", tip2.train_one_epoch),
+    "recommended": ("prefetch-on-stream", tip2.train_with_prefetch),
 }
 
 
+@pytest.mark.measures("overlap")
 @pytest.mark.parametrize("role", list(TRAINERS))
 def test_overlap(measure, bench_device, size_key, role):
     require_cuda(bench_device, "overlap")
@@ -149,14 +154,16 @@ def test_overlap(measure, bench_device, size_key, role):
         optimizer,
         bench_device,
         key=key,
-        group=f"복사와 계산 겹치기 (배치 {size['batch_size']}, {steps}스텝)",
-        variant=train.__name__,
+        group="overlap",
+        variant=key,
         role=role,
-        steps=steps,
+        params={"batch_size": size["batch_size"], "steps": steps},
+        per_call={"steps": steps},
     )
     assert loss.device.type == "cuda"
 
 
+@pytest.mark.measures("loader")
 @pytest.mark.parametrize("pin_memory", [False, True], ids=["pageable", "pinned"])
 def test_dataloader_epoch(measure, bench_device, size_key, pin_memory):
     require_cuda(bench_device, "loader")
@@ -178,10 +185,11 @@ def test_dataloader_epoch(measure, bench_device, size_key, pin_memory):
         optimizer,
         bench_device,
         key=f"loader-{'pinned' if pin_memory else 'pageable'}",
-        group=f"DataLoader 한 에폭 (배치 {size['batch_size']}, {steps}스텝)",
-        variant=f"pin_memory={pin_memory}",
-        role="fast" if pin_memory else "baseline",
-        steps=steps,
+        group="loader",
+        variant=f"loader-{'pinned' if pin_memory else 'pageable'}",
+        role="recommended" if pin_memory else "baseline",
+        params={"batch_size": size["batch_size"], "steps": steps},
+        per_call={"steps": steps},
         rounds=LOADER_ROUNDS,
     )
     assert loss.device.type == "cuda"

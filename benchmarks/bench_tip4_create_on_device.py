@@ -9,37 +9,46 @@ import torch
 
 from snippets import tip4_create_on_device as tip4
 
-TIP = "tip4"
-SNIPPET = tip4
+PAGE = "tip4"
 
 # 원소 수. GPU에서는 float32 256 MiB로 L2 캐시보다 훨씬 크게 잡아 메모리 대역폭을 잽니다.
 SIZES = {"cuda": 1 << 26, "cpu": 1 << 24, "quick": 1 << 12}
 
+# 짝 이름 → (느린 방식, 빠른 방식, 원소 하나의 바이트 수: arange는 int64입니다)
+PAIRS = {
+    "rand": (tip4.rand_then_copy, tip4.rand_on_device, 4),
+    "zeros": (tip4.zeros_then_copy, tip4.zeros_on_device, 4),
+    "arange": (tip4.arange_then_copy, tip4.arange_on_device, 8),
+}
+
 
 # 같은 짝의 느린 방식과 빠른 방식을 연달아 잽니다. 사이에 시간이 벌어지면 기계 상태가 바뀐 만큼
 # 비교가 흔들립니다.
+@pytest.mark.measures("rand")
 @pytest.mark.parametrize(
-    ("kind", "role"), [(kind, role) for kind in tip4.PAIRS for role in ("baseline", "fast")]
+    ("kind", "role"), [(kind, role) for kind in PAIRS for role in ("baseline", "recommended")]
 )
 def test_create(measure, bench_device, size_key, kind, role):
-    slow, fast = tip4.PAIRS[kind]
+    slow, fast, itemsize = PAIRS[kind]
     fn = slow if role == "baseline" else fast
     size = SIZES[size_key]
     args = tip4.make_inputs(kind, bench_device, size=size)
-    itemsize = 8 if kind == "arange" else 4  # arange는 int64입니다.
+    variant = "create-then-copy" if role == "baseline" else "create-on-device"
     created = measure(
         fn,
         *args,
-        key=f"{kind}-{'copy' if role == 'baseline' else 'on-device'}",
-        group=f"torch.{kind}",
-        variant=fn.__name__,
+        key=f"{kind}-{variant}",
+        group=kind,
+        variant=variant,
         role=role,
-        bytes_moved=size * itemsize,
-        ceiling="device-copy" if role == "fast" else None,
+        params={"mib": round(size * itemsize / 2**20, 3)},
+        per_call={"bytes": size * itemsize},
+        ceiling="device-copy" if role == "recommended" else None,
     )
     assert created.device.type == bench_device.type
 
 
+@pytest.mark.measures("ceiling")
 def test_device_copy_ceiling(measure, bench_device, size_key):
     source = torch.rand(SIZES[size_key], device=bench_device)
     target = torch.empty_like(source)
@@ -47,8 +56,8 @@ def test_device_copy_ceiling(measure, bench_device, size_key):
         target.copy_,
         source,
         key="device-copy",
-        group="천장",
-        variant="장치 안 복사(읽기+쓰기)",
+        group="ceiling",
+        variant="device-copy",
         role="ceiling",
-        bytes_moved=2 * source.nbytes,
+        per_call={"bytes": 2 * source.nbytes},
     )

@@ -8,10 +8,7 @@ DataParallel은 한 프로세스가 여러 GPU에 모델을 복제하는 방식�
 import pytest
 import torch
 
-from snippets import tip5_ddp as tip5
-
-TIP = "tip5"
-SNIPPET = tip5
+PAGE = "tip5"
 
 
 def reason_not_measured(device: torch.device) -> str:
@@ -32,5 +29,6 @@ def reason_not_measured(device: torch.device) -> str:
     )
 
 
+@pytest.mark.measures("dp-vs-ddp")
 def test_dp_vs_ddp(bench_device):
     pytest.skip(reason_not_measured(bench_device))

@@ -16,22 +16,26 @@ from torch.utils.flop_counter import FlopCounterMode
 
 from snippets import tip6_16bit as tip6
 
-TIP = "tip6"
-SNIPPET = tip6
+PAGE = "tip6"
 
-# 스니펫 SIZES의 이름입니다. GPU는 d_model 1024, 4층, 32×512 토큰(fp32 한 단계에 수십 ms)입니다.
-SIZES = {"cuda": "gpu", "cpu": "cpu", "quick": "tiny"}
+# 모델과 배치의 크기. GPU는 d_model 1024, 4층, 32×512 토큰(fp32 스텝 하나에 수십 ms)입니다.
+# CPU도 층 4개, d_model 512로 잡습니다. 더 작으면 dtype 변환 같은 고정 비용이 결과를 정해서,
+# bf16이 빠른지는 CPU가 아니라 크기가 정하게 됩니다.
+SIZES = {
+    "cuda": {"d_model": 1024, "nhead": 16, "num_layers": 4, "batch_size": 32, "seq_len": 512},
+    "cpu": {"d_model": 512, "nhead": 8, "num_layers": 4, "batch_size": 8, "seq_len": 128},
+    "quick": {"d_model": 16, "nhead": 2, "num_layers": 1, "batch_size": 4, "seq_len": 8},
+}
 
 # 천장 행렬 곱의 크기 n(n×n @ n×n). GPU의 8192는 bf16 행렬 하나가 128 MiB라 L2보다 훨씬 큽니다.
-# 이 CPU처럼 bf16 하드웨어 연산이 없으면 큰 bf16 행렬 곱이 오히려 느려져서 CPU는 작게 잡습니다.
-MATMUL_SIZES = {"cuda": 8192, "cpu": 128, "quick": 64}
+MATMUL_SIZES = {"cuda": 8192, "cpu": 2048, "quick": 64}
 
-# (역할, 보여 줄 이름, 비교할 천장의 key). 기준은 fp32, 빠른 방식은 스니펫의 bf16입니다.
+# (역할, 비교할 천장의 key). 기준은 fp32, 권장 방식은 스니펫의 bf16입니다.
 PRECISIONS = {
-    "fp32": ("baseline", "fp32", None),
-    "tf32": ("other", "tf32(행렬 곱만)", "matmul-tf32"),
-    "fp16": ("other", "fp16 autocast + GradScaler", None),
-    "bf16": ("fast", "bf16 autocast", "matmul-bf16"),
+    "fp32": ("baseline", None),
+    "tf32": ("other", "matmul-tf32"),
+    "fp16": ("other", None),
+    "bf16": ("recommended", "matmul-bf16"),
 }
 
 NO_TF32_ON_CPU = (
@@ -43,35 +47,37 @@ NO_TF32_CEILING_ON_CPU = (
 )
 
 
-def group_name(size):
-    cfg = tip6.SIZES[size]
-    return (
-        f"학습 한 단계 (d_model {cfg['d_model']}, {cfg['num_layers']}층, "
-        f"배치 {cfg['batch_size']}×{cfg['seq_len']})"
-    )
+def group_params(size):
+    return {
+        "d_model": size["d_model"],
+        "layers": size["num_layers"],
+        "batch_size": size["batch_size"],
+        "seq_len": size["seq_len"],
+    }
 
 
 @functools.cache
-def step_flops(device, size):
-    """fp32 학습 한 단계의 연산 수를 셉니다. 정밀도가 달라도 같은 일이므로 한 번만 셉니다."""
-    model, x, y = tip6.make_inputs(device, size)
+def step_flops(device, size_key):
+    """fp32 학습 스텝 하나의 연산 수를 셉니다. 정밀도가 달라도 같은 일이므로 한 번만 셉니다."""
+    model, x, y = tip6.make_inputs(device, **SIZES[size_key])
     step, optimizer = tip6.make_step("fp32", model)
     with FlopCounterMode(display=False) as counter:
         step(model, optimizer, x, y)
     return counter.get_total_flops()
 
 
+@pytest.mark.measures("step")
 @pytest.mark.parametrize("name", list(PRECISIONS))
 def test_train_step(measure, bench_device, size_key, name):
     cuda = bench_device.type == "cuda"
     if name == "tf32" and not cuda:
         pytest.skip(NO_TF32_ON_CPU)
-    role, variant, ceiling = PRECISIONS[name]
+    role, ceiling = PRECISIONS[name]
     precision_before = torch.backends.cuda.matmul.fp32_precision
     size = SIZES[size_key]
-    flops = step_flops(bench_device, size)
+    flops = step_flops(bench_device, size_key)
     # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다.
-    model, x, y = tip6.make_inputs(bench_device, size)
+    model, x, y = tip6.make_inputs(bench_device, **size)
     step, optimizer = tip6.make_step(name, model)
     metrics = None
     if cuda:
@@ -87,19 +93,21 @@ def test_train_step(measure, bench_device, size_key, name):
         x,
         y,
         key=f"step-{name}",
-        group=group_name(size),
-        variant=variant,
+        group="step",
+        variant=name,
         role=role,
-        flops=flops,
+        params=group_params(size),
+        per_call={"flops": flops},
         metrics=metrics,
         ceiling=ceiling,
     )
-    assert isinstance(loss, float) and math.isfinite(loss)
+    assert math.isfinite(float(loss))
     assert flops > 0
     # tf32 단계가 전역 설정을 켠 채로 두면 다음 측정이 섞이므로, 원래 값인지 확인합니다.
     assert torch.backends.cuda.matmul.fp32_precision == precision_before
 
 
+@pytest.mark.measures("ceiling")
 @pytest.mark.parametrize("name", ["bf16", "tf32"])
 def test_matmul_ceiling(measure, bench_device, size_key, name):
     if name == "tf32" and bench_device.type != "cuda":
@@ -118,10 +126,11 @@ def test_matmul_ceiling(measure, bench_device, size_key, name):
             a,
             b,
             key=f"matmul-{name}",
-            group="천장",
-            variant=f"{name} 행렬 곱 {n}³",
+            group="ceiling",
+            variant=f"matmul-{name}",
             role="ceiling",
-            flops=2 * n**3,
+            params={"n": n},
+            per_call={"flops": 2 * n**3},
         )
     finally:
         torch.backends.cuda.matmul.fp32_precision = previous

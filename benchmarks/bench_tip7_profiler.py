@@ -18,8 +18,7 @@ import pytest
 
 from snippets import tip7_profiler as tip7
 
-TIP = "tip7"
-SNIPPET = tip7
+PAGE = "tip7"
 
 # 샘플 수, 학습 스텝 수, 라운드 수. 배치는 16이라 한 에폭이 8스텝이고 16스텝이면 두 에폭입니다.
 # 한 에폭이 5스텝 이상이어야 PyTorchProfiler가 기본 일정(wait=1, warmup=1, active=3)을 씁니다.
@@ -58,15 +57,16 @@ def top_action(report):
     return next(name for name, _, _ in rows if name != EPOCH_ACTION)
 
 
+@pytest.mark.measures("bottleneck")
 @pytest.mark.parametrize("kind", ["slow", "fast"])
 def test_data_bottleneck(measure, bench_device, size_key, tmp_path, kind):
     size = SIZES[size_key]
     started = time.perf_counter()
     dataset = tip7.make_dataset(kind, n=size["n"])
     build_s = time.perf_counter() - started
-    role = "baseline" if kind == "slow" else "fast"
+    role = "baseline" if kind == "slow" else "recommended"
     # 미리 계산하는 방식은 데이터셋을 만들 때 특징을 한 번 계산합니다. 그 시간을 남겨 둡니다.
-    extra = {"precompute_s": round(build_s, 4)} if kind == "fast" else None
+    metrics = {"precompute_s": build_s} if kind == "fast" else None
     report = measure(
         tip7.fit_with_profiler,
         None,
@@ -76,17 +76,19 @@ def test_data_bottleneck(measure, bench_device, size_key, tmp_path, kind):
         bench_device,
         BATCH_SIZE,
         key=f"data-{kind}",
-        group=f"데이터 병목 ({size['max_steps']} 스텝 학습, 한 번 하는 전처리 시간 제외)",
-        variant=type(dataset).__name__,
+        group="bottleneck",
+        variant="on-the-fly" if kind == "slow" else "precomputed",
         role=role,
-        samples=size["max_steps"] * BATCH_SIZE,
+        params={"steps": size["max_steps"]},
+        per_call={"samples": size["max_steps"] * BATCH_SIZE},
+        metrics=metrics,
         rounds=DATA_ROUNDS,
-        extra=extra,
     )
     assert report == ""
 
 
 # 작은 입력(quick)은 한 에폭이 5스텝보다 짧아 PyTorchProfiler가 일정을 바꾼다고 알립니다.
+@pytest.mark.measures("overhead")
 @pytest.mark.filterwarnings("ignore:The PyTorch Profiler default schedule will be overridden")
 @pytest.mark.parametrize("profiler", [None, "simple", "advanced", "pytorch"])
 def test_profiler_overhead(measure, bench_device, size_key, tmp_path, profiler):
@@ -112,10 +114,11 @@ def test_profiler_overhead(measure, bench_device, size_key, tmp_path, profiler):
         bench_device,
         BATCH_SIZE,
         key=f"profiler-{profiler or 'none'}",
-        group=f"프로파일러 비용 (느린 데이터셋, {size['max_steps']} 스텝 학습)",
-        variant=f'profiler="{profiler}"' if profiler else "profiler=None",
+        group="overhead",
+        variant=f"profiler-{profiler or 'none'}",
         role="baseline" if profiler is None else "other",
-        samples=size["max_steps"] * BATCH_SIZE,
+        params={"steps": size["max_steps"]},
+        per_call={"samples": size["max_steps"] * BATCH_SIZE},
         rounds=PROFILER_ROUNDS,
         extra=extra,
     )

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import torch
 
+from benchmarks import results_file
+
 
 def _run(command: list[str], cwd: Path | None = None) -> str | None:
     try:
@@ -28,13 +30,43 @@ def _version(package: str) -> str | None:
         return None
 
 
-def cpu_model() -> str:
+# 팁 6(bf16)과 행렬 곱 천장을 CPU에서 좌우하는 명령어 집합 확장입니다.
+ISA_FLAGS = (
+    "avx2",
+    "avx512f",
+    "avx512_bf16",
+    "avx512_fp16",
+    "amx_bf16",
+    "amx_tile",
+    "asimd",
+    "sve",
+)
+
+
+def _cpuinfo() -> str:
     try:
-        text = Path("/proc/cpuinfo").read_text()
+        return Path("/proc/cpuinfo").read_text()
     except OSError:
-        text = ""
-    match = re.search(r"^model name\s*:\s*(.+)$", text, re.MULTILINE)
-    return (match.group(1) if match else platform.processor() or platform.machine()).strip()
+        return ""
+
+
+def cpu_model() -> str:
+    """CPU 이름. 가상 머신이 "AMD EPYC"처럼 세대를 숨기면 family와 model 번호를 덧붙입니다."""
+    info = _cpuinfo()
+    match = re.search(r"^model name\s*:\s*(.+)$", info, re.MULTILINE)
+    name = (match.group(1) if match else platform.processor() or platform.machine()).strip()
+    family = re.search(r"^cpu family\s*:\s*(\d+)$", info, re.MULTILINE)
+    model = re.search(r"^model\s*:\s*(\d+)$", info, re.MULTILINE)
+    if family and model and not re.search(r"\d", name):
+        name += f" (family {family.group(1)}, model {model.group(1)})"
+    return name
+
+
+def cpu_flags() -> list[str]:
+    """bf16·행렬 곱 속도를 정하는 CPU 기능 가운데 이 CPU에 있는 것(예: avx512_bf16, amx_bf16)."""
+    match = re.search(r"^(?:flags|Features)\s*:\s*(.+)$", _cpuinfo(), re.MULTILINE)
+    present = set(match.group(1).split()) if match else set()
+    return [flag for flag in ISA_FLAGS if flag in present]
 
 
 def usable_cores() -> int:
@@ -83,12 +115,14 @@ def describe(device: torch.device, root: Path) -> dict:
         "python": platform.python_version(),
         "platform": platform.platform(),
         "cpu_model": cpu_model(),
+        "cpu_flags": cpu_flags(),
         "cpu_cores": os.cpu_count() or 1,
         "usable_cores": usable_cores(),
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
-        "tf32_matmul": torch.backends.cuda.matmul.allow_tf32,
-        "tf32_cudnn": torch.backends.cudnn.allow_tf32,
+        # torch 2.13: fp32_precision과 예전 allow_tf32를 섞어 읽으면 오류가 나므로 새 API만 씁니다.
+        "tf32_matmul": torch.backends.cuda.matmul.fp32_precision == "tf32",
+        "tf32_cudnn": torch.backends.cudnn.conv.fp32_precision == "tf32",
         "float32_matmul_precision": torch.get_float32_matmul_precision(),
         "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
         "commit": commit,
@@ -97,13 +131,6 @@ def describe(device: torch.device, root: Path) -> dict:
     }
 
 
-def slug(text: str) -> str:
-    return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-
-
 def results_name(env: dict) -> str:
-    """결과 파일 이름: GPU는 장치 이름(nvidia-h200), CPU는 모델과 코어 수(cpu-amd-epyc-2cores)."""
-    if env["device_kind"] == "cuda":
-        return slug(env["device_name"])
-    model = re.sub(r"\((r|tm)\)|cpu|processor|@.*$", "", env["cpu_model"], flags=re.IGNORECASE)
-    return f"cpu-{slug(model)}-{env['usable_cores']}cores"
+    """결과 파일 이름(확장자 없이). 규칙은 results_file에 있고, 읽을 때도 같은 규칙으로 확인합니다."""
+    return results_file.results_name(env)

@@ -1,17 +1,21 @@
 """`pytest --benchmark`: 이 프로젝트의 측정 옵션입니다(pytest-benchmark에는 없는 옵션입니다).
 
-- `pytest`: 벤치마크마다 작은 입력으로 한 번씩만 실행합니다(시간은 재지 않음). 코드가 썩지 않게
-  하려는 것입니다. 끝에 `results/`에서 코드가 바뀐 뒤 다시 재지 않은 결과를 알려 줍니다.
+- `pytest`: 벤치마크마다 작은 입력("quick" 크기)으로 한 번씩만 실행합니다(시간은 재지 않음).
+  끝에 `results/`에서 코드가 바뀐 뒤 다시 재지 않은 결과를 알려 줍니다.
 - `pytest --benchmark`: `benchmarks/`만 제대로 잽니다(워밍업, 라운드마다 1 ms 이상, GPU 동기화,
-  중앙값과 IQR). 팁별 한국어 요약을 출력하고 `test-output/results/<장치>.json`에 씁니다.
-- `--publish`: 전체 벤치마크가 실패 없이 끝났을 때만 `results/<장치>.json`에 씁니다.
-- `--gpu`: CUDA GPU에서 재야 하는 실행입니다. GPU가 없으면 바로 실패합니다.
+  중앙값과 IQR). 페이지별 한국어 요약을 출력하고 `test-output/results/<장치>.json`에 씁니다.
+- `--publish`: 전체 벤치마크가 실패 없이 끝났을 때만 `results/<장치>.json`에 씁니다. 그러지 못하면
+  (실패, 일부만 실행, 쓸 수 없는 폴더) 측정을 버리지 않고 test-output에 쓰고 이유를 알립니다.
+- `--gpu`: CUDA GPU에서 재야 하는 실행입니다. GPU가 없거나 /dev/shm이 작으면 바로 멈추고,
+  `--max-minutes`(기본 10분)가 지나면 남은 측정을 건너뜁니다.
 - `--dry-run`: 같은 명령을 아주 작은 입력과 한 라운드로 끝까지 흘려 봅니다(GPU가 없어도 됨).
-  결과는 `dry-run-<장치>.json`으로 test-output에만 쓰고 `results/`에는 절대 쓰지 않습니다.
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -19,12 +23,16 @@ import pytest
 import torch
 
 from benchmarks import analysis, environment, results_file
+from guide import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
 LOCAL_RESULTS = ROOT / "test-output" / "results"
 PUBLISHED_RESULTS = ROOT / "results"
 SYNCED_TIMER = "benchmarks.timing.synchronized_perf_counter"
+# 팁 1은 GPU 컴퓨터에서 워커를 32개까지 띄웁니다. 워커가 배치를 넘기는 공유 메모리가 모자라면
+# 측정 도중 "Bus error"로 죽습니다(Docker의 기본값은 64 MB).
+MIN_SHM_BYTES = 1 << 30
 
 
 @dataclass
@@ -37,17 +45,20 @@ class MeasurementRun:
     publish: bool
     results_dir: Path | None
     device: torch.device
+    max_seconds: float | None = None
+    started: float = field(default_factory=time.monotonic)
     entries: list[dict] = field(default_factory=list)
     not_measured: list[dict] = field(default_factory=list)
     modules_run: set[str] = field(default_factory=set)
     deselected: int = 0
+    out_of_time: int = 0
     messages: list[str] = field(default_factory=list)
     document: dict | None = None
 
     @property
-    def quick(self) -> bool:
-        """작은 입력으로 돌릴지: 시간을 재지 않거나 드라이 런일 때입니다."""
-        return self.dry_run or not self.timing
+    def size_key(self) -> str:
+        """크기 표의 열쇠: 작은 입력이면 "quick", 아니면 장치 종류("cuda" 또는 "cpu")."""
+        return "quick" if self.dry_run or not self.timing else self.device.type
 
 
 RUN = pytest.StashKey[MeasurementRun]()
@@ -58,7 +69,7 @@ def pytest_addoption(parser):
     group.addoption(
         "--benchmark",
         action="store_true",
-        help="benchmarks/만 시간을 재서 실행하고, 팁별 한국어 요약과 결과 파일을 씁니다.",
+        help="benchmarks/만 시간을 재서 실행하고, 페이지별 한국어 요약과 결과 파일을 씁니다.",
     )
     group.addoption(
         "--gpu", action="store_true", help="CUDA GPU에서 잽니다. GPU가 없으면 실패합니다."
@@ -79,6 +90,21 @@ def pytest_addoption(parser):
         default=None,
         help="결과 파일을 쓸 폴더(기본: test-output/results, --publish면 results).",
     )
+    group.addoption(
+        "--max-minutes",
+        type=float,
+        default=None,
+        help="측정 전체의 시간 한도(분). 넘으면 남은 측정을 건너뜁니다(--gpu의 기본값 10).",
+    )
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_configure(config):
+    # pytest-benchmark가 자기 설정을 읽기 전에 옵션 값을 정해야 하므로 먼저 실행합니다.
+    config.addinivalue_line(
+        "markers", "measures(group): 이 벤치마크가 채우는 비교 묶음(guide/pages.toml의 groups 열쇠)"
+    )
+    _start_run(config)
 
 
 def _gpu_missing_message() -> str:
@@ -89,32 +115,45 @@ def _gpu_missing_message() -> str:
     )
 
 
-def _configure_pytest_benchmark(option, run: MeasurementRun) -> None:
-    if not run.timing:
-        # 평소 pytest: 벤치마크 함수를 한 번만 실행합니다(pytest-benchmark의 disable 모드).
-        if not getattr(option, "benchmark_enable", False):
-            option.benchmark_disable = True
-        return
-    option.benchmark_enable = True
-    option.benchmark_disable = False
-    option.benchmark_warmup = not run.dry_run
-    # 워밍업은 호출 2번(짧은 연산은 1 ms 이상인 라운드 1번)이면 충분합니다. 반복 횟수를 정하는
-    # 보정 단계에서 이미 여러 번 실행했기 때문입니다. 느린 측정의 GPU 시간을 아낍니다.
-    option.benchmark_warmup_iterations = 2
-    # 한 라운드가 1 ms 이상이 되도록 반복 횟수를 고릅니다: 동기화와 타이머 비용이 묻힙니다.
-    option.benchmark_min_time = "0.001"
-    option.benchmark_min_rounds = 1 if run.dry_run else 7
-    option.benchmark_max_time = "0.000001" if run.dry_run else "1.0"
-    if run.device.type == "cuda":
-        option.benchmark_timer = SYNCED_TIMER
+def _shm_problem() -> str | None:
+    try:
+        free = shutil.disk_usage("/dev/shm").free
+    except OSError:
+        return None  # /dev/shm이 없는 운영체제(macOS, Windows)는 다른 방식으로 넘깁니다.
+    if free >= MIN_SHM_BYTES:
+        return None
+    return (
+        f"--gpu: /dev/shm의 여유 공간이 {free / 2**20:.0f} MiB뿐입니다. DataLoader 워커가 배치를 "
+        "넘기는 공유 메모리라서, 팁 1의 많은 워커가 측정 도중 죽습니다. 1 GiB 이상으로 늘리세요"
+        "(Docker라면 `--shm-size=2g`)."
+    )
 
 
-@pytest.hookimpl(tryfirst=True)
-def pytest_configure(config):
+def _writable_problem(folder: Path) -> str | None:
+    """측정하기 전에 결과 폴더에 정말 쓸 수 있는지 파일을 하나 만들어 봅니다(root는 권한 비트를
+    무시하므로 os.access로는 알 수 없습니다)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-", suffix=".tmp"):
+            pass
+    except OSError as error:
+        return (
+            f"{folder}에 쓸 수 없습니다({error.strerror or error}). 측정은 그대로 하고, 결과는 "
+            f"{LOCAL_RESULTS}에 씁니다."
+        )
+    return None
+
+
+def _start_run(config):
     option = config.option
     cuda = torch.cuda.is_available()
-    if option.gpu and not cuda and not option.dry_run:
-        raise pytest.UsageError(_gpu_missing_message())
+    if option.gpu and not option.dry_run:
+        if not cuda:
+            raise pytest.UsageError(_gpu_missing_message())
+        problem = _shm_problem()
+        if problem:
+            raise pytest.UsageError(problem)
+    minutes = option.max_minutes if option.max_minutes is not None else (10 if option.gpu else None)
     run = MeasurementRun(
         timing=option.benchmark,
         gpu=option.gpu,
@@ -122,9 +161,32 @@ def pytest_configure(config):
         publish=option.publish,
         results_dir=option.results_dir,
         device=torch.device("cuda" if cuda else "cpu"),
+        max_seconds=minutes * 60 if minutes else None,
     )
+    if run.timing and run.publish and not run.dry_run:
+        problem = _writable_problem(run.results_dir or PUBLISHED_RESULTS)
+        if problem:
+            run.messages.append(problem)
     config.stash[RUN] = run
     _configure_pytest_benchmark(option, run)
+
+
+def _configure_pytest_benchmark(option, run: MeasurementRun) -> None:
+    """pytest-benchmark의 명령줄 옵션 값을 이 프로젝트의 측정 방법으로 정합니다."""
+    if not run.timing:
+        # 평소 pytest: 벤치마크 함수를 한 번만 실행합니다(pytest-benchmark의 disable 모드).
+        option.benchmark_disable = not getattr(option, "benchmark_enable", False)
+        return
+    option.benchmark_enable, option.benchmark_disable = True, False
+    option.benchmark_warmup = not run.dry_run
+    # 워밍업은 호출 2번이면 충분합니다. 반복 횟수를 정하는 보정 단계에서 이미 여러 번 실행했습니다.
+    option.benchmark_warmup_iterations = 2
+    # 한 라운드가 1 ms 이상이 되도록 반복 횟수를 고릅니다: 동기화와 타이머 비용이 묻힙니다.
+    option.benchmark_min_time = "0.001"
+    option.benchmark_min_rounds = 1 if run.dry_run else 7
+    option.benchmark_max_time = "0.000001" if run.dry_run else "1.0"
+    if run.device.type == "cuda":
+        option.benchmark_timer = SYNCED_TIMER
 
 
 def pytest_ignore_collect(collection_path, config):
@@ -138,6 +200,15 @@ def pytest_ignore_collect(collection_path, config):
 def pytest_deselected(items):
     if items:
         items[0].config.stash[RUN].deselected += len(items)
+
+
+def pytest_runtest_setup(item):
+    run = item.config.stash.get(RUN, None)
+    if not (run and run.timing and run.max_seconds and _is_benchmark(item)):
+        return
+    if time.monotonic() - run.started > run.max_seconds:
+        run.out_of_time += 1
+        pytest.skip(f"측정 전체의 시간 한도({run.max_seconds / 60:.0f}분)를 넘어 재지 않았습니다.")
 
 
 # --- 벤치마크가 쓰는 준비물 ---------------------------------------------------------------------
@@ -154,51 +225,38 @@ def bench_device(measurement_run) -> torch.device:
 
 
 @pytest.fixture(scope="session")
-def quick(measurement_run) -> bool:
-    """True면 작은 입력을 씁니다(평소 pytest와 드라이 런)."""
-    return measurement_run.quick
-
-
-@pytest.fixture(scope="session")
 def size_key(measurement_run) -> str:
-    """크기 표를 고르는 열쇠: 작은 입력이면 "quick", 아니면 장치 종류("cuda" 또는 "cpu")."""
-    return "quick" if measurement_run.quick else measurement_run.device.type
+    """크기 표(`SIZES[size_key]`)를 고르는 열쇠: "quick", "cpu" 또는 "cuda"."""
+    return measurement_run.size_key
+
+
+def _page_of(module) -> registry.Page:
+    page = registry.by_id(module.PAGE)
+    if page.benchmark != Path(module.__file__).stem:
+        raise registry.RegistryError(
+            f"{module.__name__}: pages.toml의 {page.id} 벤치마크가 아닙니다"
+        )
+    return page
 
 
 class Measure:
-    """`measure(fn, *args, key=..., group=..., variant=..., role=...)`: 재고 기록합니다.
+    """`measure(fn, *args, key=…, group=…, variant=…, role=…)`: 재고 기록합니다.
 
-    - key: 팁 안에서 고유한 영어 이름(결과 파일의 id는 "tipN.key").
-    - group: 비교하는 묶음의 한국어 이름. 같은 group 안에서 role="baseline"이 기준입니다.
-    - role: "baseline"(느린 방식), "fast"(빠른 방식), "other", "ceiling"(같은 실행에서 잰 천장).
-    - bytes_moved, flops, samples, steps: 호출 한 번이 옮기는 바이트, 하는 연산, 처리하는 샘플과
-      스텝. 중앙값으로 나눠 GB/s, TFLOP/s, 샘플/초, 스텝/초를 계산합니다.
-    - metrics: 시간과 상관없이 잰 값(예: peak_memory_mib, syncs_per_step).
-    - ceiling: 비교할 천장 측정의 key.
-    - rounds: 주면 호출 한 번이 곧 한 라운드입니다(몇 초씩 걸리는 학습 같은 것). 없으면
-      pytest-benchmark가 라운드가 1 ms 이상이 되도록 반복 횟수를 정합니다.
+    - key: 페이지 안에서 고유한 영어 이름(결과 파일의 id는 "<page>.<key>").
+    - group, variant: guide/pages.toml의 묶음과 변형 열쇠. 한국어 이름은 레지스트리에 있습니다.
+    - role: "baseline"(기준), "recommended"(권장 방식), "other", "ceiling"(같은 실행의 천장).
+    - params: 이름의 `{자리}`를 채우는 숫자(배치 크기, 워커 수 등).
+    - per_call: 호출 한 번의 일(bytes, flops, samples, steps, tokens). 중앙값으로 나눠 속도를 냅니다.
+    - metrics: 시간 밖에서 잰 값(예: peak_memory_mib). ceiling: 비교할 천장 측정의 key.
+    - rounds: 주면 호출 한 번이 곧 한 라운드입니다(몇 초씩 걸리는 학습 같은 것).
     """
 
     def __init__(self, benchmark, request, run: MeasurementRun):
         self.benchmark, self.request, self.run = benchmark, request, run
+        self.last: dict | None = None  # 방금 기록한 항목(시간을 재지 않는 평소 pytest에서는 None)
 
-    def __call__(
-        self,
-        fn,
-        *args,
-        key: str,
-        group: str,
-        variant: str,
-        role: str = "other",
-        bytes_moved: float | None = None,
-        flops: float | None = None,
-        samples: float | None = None,
-        steps: float | None = None,
-        metrics: dict | None = None,
-        ceiling: str | None = None,
-        rounds: int | None = None,
-        extra: dict | None = None,
-    ):
+    def __call__(self, fn, *args, key, group, variant, role="other", params=None,
+                 per_call=None, metrics=None, ceiling=None, rounds=None, extra=None):  # fmt: skip
         if rounds is None:
             result = self.benchmark(fn, *args)
         else:
@@ -208,44 +266,56 @@ class Measure:
         if self.benchmark.stats is None:  # 시간을 재지 않는 평소 pytest
             return result
         stats = self.benchmark.stats.stats
-        derived = {
-            "gb_per_s": bytes_moved and bytes_moved / stats.median / 1e9,
-            "tflop_per_s": flops and flops / stats.median / 1e12,
-            "samples_per_s": samples and samples / stats.median,
-            "steps_per_s": steps and steps / stats.median,
+        rates = {
+            results_file.RATES[name][0]: amount / stats.median / results_file.RATES[name][1]
+            for name, amount in (per_call or {}).items()
+            if amount
         }
-        derived = {name: value for name, value in derived.items() if value}
-        self.run.entries.append(
-            _entry(self.request.module, key, group, variant, role, stats, self.benchmark.stats)
-            | {
-                "metrics": _rounded(derived | (metrics or {})),
-                "ceiling": f"{self.request.module.TIP}.{ceiling}" if ceiling else None,
-                **({"extra": extra} if extra else {}),
-            }
-        )
+        timing = {
+            "computed": False,
+            "median_s": _rounded(stats.median),
+            "iqr_s": _rounded(stats.iqr),
+            "rounds": stats.rounds,
+            "iterations": self.benchmark.stats.iterations,
+        }
+        self._record(key, group, variant, role, params, rates | (metrics or {}), ceiling, extra,
+                     timing)  # fmt: skip
         return result
 
+    def computed(self, *, key, group, variant, role="ceiling", params=None, metrics):
+        """시간을 재지 않고 계산한 값(예: 데이터시트의 최고 성능, 워커 하나 × 코어 수)을 기록합니다."""
+        if not self.run.timing:
+            return
+        timing = {"computed": True, "median_s": None, "iqr_s": None, "rounds": 0, "iterations": 0}
+        self._record(key, group, variant, role, params, metrics, None, None, timing)
 
-def _rounded(values: dict) -> dict:
-    return {name: float(f"{value:.4g}") for name, value in values.items()}
+    def _record(self, key, group, variant, role, params, metrics, ceiling, extra, timing):
+        module = self.request.module
+        page = _page_of(module)
+        page.group(group)
+        page.variant_label(variant, params or {})  # 레지스트리에 없는 이름이면 여기서 멈춥니다.
+        snippet, bench = page.snippet_path, page.benchmark_path
+        self.last = {
+            "id": f"{page.id}.{key}",
+            "page": page.id,
+            "key": key,
+            "group": group,
+            "variant": variant,
+            "role": role,
+            **timing,
+            "params": params or {},
+            "metrics": {name: _rounded(value) for name, value in (metrics or {}).items()},
+            "ceiling": f"{page.id}.{ceiling}" if ceiling else None,
+            "snippet": snippet.relative_to(ROOT).as_posix(),
+            "benchmark": bench.relative_to(ROOT).as_posix(),
+            "fingerprint": results_file.fingerprint(snippet, bench),
+            **({"extra": extra} if extra else {}),
+        }
+        self.run.entries.append(self.last)
 
 
-def _entry(module, key, group, variant, role, stats, metadata) -> dict:
-    snippet = Path(module.SNIPPET.__file__).resolve()
-    return {
-        "id": f"{module.TIP}.{key}",
-        "tip": module.TIP,
-        "key": key,
-        "group": group,
-        "variant": variant,
-        "role": role,
-        "median_s": float(f"{stats.median:.4g}"),
-        "iqr_s": float(f"{stats.iqr:.4g}"),
-        "rounds": stats.rounds,
-        "iterations": metadata.iterations,
-        "snippet": snippet.relative_to(ROOT).as_posix(),
-        "snippet_sha256": results_file.snippet_sha256(snippet),
-    }
+def _rounded(value: float) -> float:
+    return float(f"{value:.4g}")
 
 
 @pytest.fixture
@@ -257,7 +327,7 @@ def measure(benchmark, request, measurement_run) -> Measure:
 
 
 def _is_benchmark(item) -> bool:
-    return item.path.parent == BENCH_DIR and hasattr(item.module, "TIP")
+    return item.path.parent == BENCH_DIR and hasattr(item.module, "PAGE")
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -270,12 +340,15 @@ def pytest_runtest_makereport(item, call):
     run.modules_run.add(item.module.__name__)
     if report.skipped:
         reason = report.longrepr[2] if isinstance(report.longrepr, tuple) else str(report.longrepr)
-        reason = reason.removeprefix("Skipped: ")
-        run.not_measured.append({"tip": item.module.TIP, "key": item.name, "reason": reason})
+        marker = item.get_closest_marker("measures")
+        group = marker.args[0] if marker else "unknown"
+        run.not_measured.append(
+            {"page": item.module.PAGE, "group": group, "reason": reason.removeprefix("Skipped: ")}
+        )
 
 
 def _expected_modules() -> set[str]:
-    return {f"benchmarks.{path.stem}" for path in BENCH_DIR.glob("bench_*.py")}
+    return {f"benchmarks.{page.benchmark}" for page in registry.load()}
 
 
 def _publish_problem(session, run: MeasurementRun) -> str | None:
@@ -283,6 +356,8 @@ def _publish_problem(session, run: MeasurementRun) -> str | None:
         return "드라이 런이라서 results/에는 쓰지 않았습니다."
     if session.testsfailed:
         return f"실패한 벤치마크가 {session.testsfailed}개 있어 results/를 그대로 두었습니다."
+    if run.out_of_time:
+        return f"시간 한도를 넘어 {run.out_of_time}개 측정을 건너뛰어 results/를 그대로 두었습니다."
     missing = sorted(_expected_modules() - run.modules_run)
     if missing or run.deselected:
         left_out = ", ".join(missing) or f"{run.deselected}개 항목"
@@ -290,9 +365,30 @@ def _publish_problem(session, run: MeasurementRun) -> str | None:
     return None
 
 
-def _write(path: Path, doc: dict, run: MeasurementRun) -> None:
-    results_file.write_atomically(path, doc)
+def _without_dangling_ceilings(entries: list[dict]) -> list[dict]:
+    """일부만 실행했거나 천장 측정이 실패했으면, 없는 천장을 가리키는 참조를 지웁니다."""
+    ceilings = {entry["id"] for entry in entries if entry["role"] == "ceiling"}
+    return [e | {"ceiling": e["ceiling"] if e["ceiling"] in ceilings else None} for e in entries]
+
+
+def _build_document(run: MeasurementRun) -> dict:
+    return {
+        "schema_version": results_file.SCHEMA_VERSION,
+        "dry_run": run.dry_run,
+        "environment": environment.describe(run.device, ROOT),
+        "benchmarks": _without_dangling_ceilings(run.entries),
+        "not_measured": run.not_measured,
+    }
+
+
+def _try_write(path: Path, doc: dict, run: MeasurementRun) -> bool:
+    try:
+        results_file.write_atomically(path, doc)
+    except (OSError, results_file.ResultsError) as error:
+        run.messages.append(f"{path}에 쓰지 못했습니다: {error}")
+        return False
     run.messages.append(f"결과 파일을 썼습니다: {path}")
+    return True
 
 
 def pytest_sessionfinish(session, exitstatus):
@@ -306,24 +402,22 @@ def pytest_sessionfinish(session, exitstatus):
         return
     if not run.entries and not run.not_measured:
         return
-    env = environment.describe(run.device, ROOT)
-    run.document = {
-        "schema_version": results_file.SCHEMA_VERSION,
-        "dry_run": run.dry_run,
-        "environment": env,
-        "benchmarks": run.entries,
-        "not_measured": run.not_measured,
-    }
-    name = ("dry-run-" if run.dry_run else "") + environment.results_name(env) + ".json"
+    run.document = _build_document(run)
+    name = ("dry-run-" if run.dry_run else "") + environment.results_name(
+        run.document["environment"]
+    )
+    name += ".json"
     problem = _publish_problem(session, run) if run.publish else None
     if run.publish and problem is None:
-        _write((run.results_dir or PUBLISHED_RESULTS) / name, run.document, run)
-        return
-    _write((run.results_dir or LOCAL_RESULTS) / name, run.document, run)
+        if _try_write((run.results_dir or PUBLISHED_RESULTS) / name, run.document, run):
+            return
+        problem = "발행하지 못해 측정을 로컬 결과 폴더에 남깁니다."
+    local = run.results_dir if run.results_dir and not run.publish else LOCAL_RESULTS
+    written = _try_write(local / name, run.document, run)
     if problem:
         run.messages.append(problem)
-        if not run.dry_run:
-            session.exitstatus = pytest.ExitCode.TESTS_FAILED
+    if (problem and not run.dry_run) or not written:
+        session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
 
 def stale_lines(root: Path) -> list[str]:
@@ -331,14 +425,14 @@ def stale_lines(root: Path) -> list[str]:
     lines = []
     for path in results_file.published_files(root):
         try:
-            stale = results_file.stale_snippets(results_file.load(path), root)
+            stale = results_file.stale_pages(results_file.load(path), root)
         except results_file.ResultsError as error:
             lines.append(str(error))
             continue
-        for tip, snippets in stale.items():
-            changed = ", ".join(snippets)
+        for page, changes in stale.items():
+            described = ", ".join(f"{source}({state})" for source, state in changes.items())
             lines.append(
-                f"{path.relative_to(root)} · {tip}: 측정한 뒤 {changed}이(가) 바뀌었습니다"
+                f"{path.relative_to(root)} · {page}: 측정한 뒤 코드가 바뀌었습니다: {described}"
             )
     return lines
 
@@ -350,8 +444,11 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
     write = terminalreporter.write_line
     if run.document:
         terminalreporter.section("측정 요약")
-        for line in analysis.summary_lines(run.document):
-            write(line)
+        try:
+            for line in analysis.summary_lines(run.document):
+                write(line)
+        except registry.RegistryError as error:
+            write(f"요약을 만들지 못했습니다: {error}")
     for line in run.messages:
         write(line)
     stale = stale_lines(ROOT)

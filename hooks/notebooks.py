@@ -1,6 +1,7 @@
-"""빌드 시점 생성: 팁마다 스니펫 모듈에서 Jupyter 노트북을 만들어 사이트에 넣습니다.
+"""빌드 시점 생성: 측정하는 페이지마다 스니펫 모듈에서 Jupyter 노트북을 만들어 사이트에 넣습니다.
 
-노트북의 코드는 `snippets/tipN_*.py`를 구역 단위로 나눈 것일 뿐이라서, 스니펫이 바뀌면 노트북도
+페이지 목록은 guide/pages.toml(레지스트리)에서 옵니다. 노트북의 코드는 스니펫 모듈을 구역 단위로
+나눈 것일 뿐이라서, 스니펫이 바뀌면 노트북도
 같이 바뀝니다(복사한 코드가 없습니다). 만든 노트북은 `.cache/notebooks/`에 쓰고, mkdocs-jupyter가
 그것을 페이지로 그립니다. 평소 빌드는 실행하지 않고(빠른 `mkdocs serve`), `EXECUTE_NOTEBOOKS=true`
 일 때만 실행해 출력을 보여 줍니다. 이 훅은 노트북을 만들기만 하고 실행하거나 측정하지 않습니다.
@@ -15,6 +16,8 @@ from pathlib import Path
 
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
+
+from guide import registry
 
 SECTION = re.compile(r"^# --8<-- \[(?P<edge>start|end):(?P<name>[\w-]+)\]$")
 # nbconvert 템플릿이 넣는 두 블록: MathJax(빈 src의 script)와 CDN에서 mermaid를 import하는 모듈.
@@ -33,13 +36,8 @@ SECTION_TITLES = {
 }
 # 프로세스를 여러 개 띄우는 모듈(DataLoader 워커, DDP)은 노트북 안에서 바로 실행할 수 없습니다.
 # spawn(macOS, Windows의 기본값)이 노트북에 정의된 클래스와 함수를 찾지 못하고, Lightning DDP는
-# 스크립트를 다시 실행하기 때문입니다. 그래서 모듈을 파일로 쓴 다음 실행합니다.
-RUN_AS_SCRIPT = {"tip1_num_workers", "tip5_ddp"}
-
-
-def tip_modules(root: Path) -> list[Path]:
-    return sorted((root / "snippets").glob("tip[1-7]_*.py"))
-
+# 스크립트를 다시 실행하기 때문입니다. 그래서 레지스트리의 `run_as_script = true`인 모듈은 파일로
+# 쓴 다음 실행합니다.
 
 def markdown_cell(text: str) -> dict:
     return {"cell_type": "markdown", "metadata": {}, "source": text.strip()}
@@ -87,34 +85,45 @@ def chunk_heading(name: str | None, code: str) -> str:
     return f"{SECTION_TITLES.get(name, SECTION_TITLES[None])} ({name})"
 
 
-def build_notebook(module: Path, tip_page: str) -> dict:
-    """스니펫 모듈 하나로 nbformat 4 노트북(JSON 사전)을 만듭니다."""
+def without_markers(source: str) -> str:
+    """`# --8<-- [start:…]` 구역 표시 줄을 뺍니다. 페이지용 표시라 노트북에서는 잡음일 뿐입니다."""
+    return "\n".join(line for line in source.splitlines() if not SECTION.match(line.strip())) + "\n"
+
+
+def build_notebook(page: registry.Page, page_url: str, executed: bool = False) -> dict:
+    """측정하는 페이지 하나의 스니펫 모듈로 nbformat 4 노트북(JSON 사전)을 만듭니다."""
+    module = page.snippet_path
     source = module.read_text(encoding="utf-8")
     docstring, chunks = split_module(source)
-    title, _, rest = docstring.partition("\n")
+    title = docstring.partition("\n")[0]
+    where = (
+        "사이트에 보이는 출력은 이 사이트를 빌드한 컴퓨터(GPU 없는 CPU)에서 실행한 결과라서, 실행할 "
+        "때마다 또 컴퓨터마다 숫자가 달라집니다."
+        if executed
+        else "이 사이트는 노트북을 실행하지 않고 빌드했으므로 출력이 없습니다. 내려받아 실행해 보세요."
+    )
     intro = f"""
-# {title.split(":")[0]} 노트북
+# {page.heading} 노트북
 
 {title}
 
 이 노트북은 저장소의 `snippets/{module.name}`에서 자동으로 만들어집니다. 사이트의
-[해당 팁 페이지]({tip_page})와 같은 코드입니다. GPU가 있으면 GPU에서, 없으면 CPU에서 느린 방식과
-빠른 방식을 비교합니다.
+[{page.heading}]({page_url}) 페이지와 같은 코드입니다. GPU가 있으면 GPU에서, 없으면 CPU에서
+실행합니다.
 
-사이트에 보이는 출력은 사이트를 빌드한 컴퓨터(GPU 없는 CPU)에서 실행한 결과라서, 실행할 때마다 또
-컴퓨터마다 숫자가 달라집니다. 장치와 버전을 밝혀 측정한 값은 팁 페이지의 "측정 결과"에 있습니다.
+{where} 장치와 버전을 밝혀 측정한 값은 페이지의 "측정 결과"에 있습니다.
 
 <a href="{module.stem}.ipynb" download>노트북 내려받기(.ipynb)</a>
 """
     cells = [markdown_cell(intro)]
-    if module.stem in RUN_AS_SCRIPT:
+    if page.run_as_script:
         cells += [
             markdown_cell(
                 "이 팁은 여러 프로세스를 띄웁니다. 노트북 안에서는 그 프로세스들이 노트북에 "
                 "정의한 함수를 찾을 수 없으므로, 모듈을 파일로 쓴 다음 별도의 Python 프로세스로 "
                 "실행합니다."
             ),
-            code_cell(f"%%writefile {module.name}\n{source}"),
+            code_cell(f"%%writefile {module.name}\n{without_markers(source)}"),
             code_cell(
                 "import subprocess\nimport sys\n\n"
                 f'result = subprocess.run([sys.executable, "{module.name}"], '
@@ -143,12 +152,6 @@ def build_notebook(module: Path, tip_page: str) -> dict:
     }
 
 
-def tip_page_for(module: Path, docs_dir: Path) -> str:
-    number = module.stem[3]
-    page = next((docs_dir / "tips").glob(f"0{number}-*.md"))
-    return f"../tips/{page.stem}.html"
-
-
 def write_if_changed(path: Path, text: str) -> None:
     # 내용이 같으면 다시 쓰지 않습니다. mkdocs-jupyter의 캐시와 파일 시각이 그대로 유지됩니다.
     if not path.exists() or path.read_text(encoding="utf-8") != text:
@@ -161,13 +164,16 @@ def write_if_changed(path: Path, text: str) -> None:
 def on_files(files, config):
     root = Path(config.config_file_path).parent
     out_dir = root / ".cache" / "notebooks"
-    for module in tip_modules(root):
-        notebook = build_notebook(module, tip_page_for(module, Path(config.docs_dir)))
+    executed = bool(config.plugins["mkdocs-jupyter"].config["execute"])
+    for page in registry.load():
+        # 노트북은 notebooks/에, 페이지는 <구역>/에 있으므로 한 단계 위로 올라갑니다.
+        page_url = "../" + page.doc.removesuffix(".md") + ".html"
+        notebook = build_notebook(page, page_url, executed)
         text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
-        write_if_changed(out_dir / "notebooks" / f"{module.stem}.ipynb", text)
+        write_if_changed(out_dir / page.notebook, text)
         files.append(
             File(
-                f"notebooks/{module.stem}.ipynb",
+                page.notebook,
                 src_dir=str(out_dir),
                 dest_dir=config.site_dir,
                 use_directory_urls=config.use_directory_urls,

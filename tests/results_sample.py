@@ -7,10 +7,8 @@ import copy
 import json
 from pathlib import Path
 
-from benchmarks.results_file import SCHEMA_VERSION, snippet_sha256
-
-TIP3 = "snippets/tip3_avoid_syncs.py"
-TIP4 = "snippets/tip4_create_on_device.py"
+from benchmarks.results_file import SCHEMA_VERSION, fingerprint
+from guide import registry
 
 ENVIRONMENT = {
     "device_kind": "cuda",
@@ -24,6 +22,7 @@ ENVIRONMENT = {
     "python": "3.99.1",
     "platform": "Linux-test",
     "cpu_model": "Test CPU",
+    "cpu_flags": ["avx2", "avx512f"],
     "cpu_cores": 16,
     "usable_cores": 16,
     "torch_threads": 16,
@@ -36,24 +35,32 @@ ENVIRONMENT = {
     "dirty": False,
     "pytest_benchmark": "5.3.1",
 }
+SAMPLE_NAME = "test-gpu-9000.json"
+CPU_NAME = "cpu-test-4cores.json"
 
 
-def entry(tip, key, group, variant, role, median, iqr, snippet, root, **fields):
+def entry(page_id, key, group, variant, role, median, iqr, root, **fields):
+    page = registry.by_id(page_id)
+    snippet = f"snippets/{page.snippet}.py"
+    bench = f"benchmarks/{page.benchmark}.py"
     return {
-        "id": f"{tip}.{key}",
-        "tip": tip,
+        "id": f"{page_id}.{key}",
+        "page": page_id,
         "key": key,
         "group": group,
         "variant": variant,
         "role": role,
+        "computed": False,
         "median_s": median,
         "iqr_s": iqr,
         "rounds": 17,
         "iterations": 3,
+        "params": {},
         "metrics": {},
         "ceiling": None,
         "snippet": snippet,
-        "snippet_sha256": snippet_sha256(root / snippet),
+        "benchmark": bench,
+        "fingerprint": fingerprint(root / snippet, root / bench),
         **fields,
     }
 
@@ -61,27 +68,30 @@ def entry(tip, key, group, variant, role, median, iqr, snippet, root, **fields):
 def sample_document(root: Path) -> dict:
     """팁 3, 4는 측정, 나머지 팁은 "재지 않음"인 GPU 결과 문서입니다."""
     tip4 = [
-        entry("tip4", "rand-copy", "torch.rand", "rand_then_copy", "baseline", 0.00737, 0.00011,
-              TIP4, root, metrics={"gb_per_s": 36.4}),
-        entry("tip4", "rand-on-device", "torch.rand", "rand_on_device", "fast", 0.00268, 0.00004,
-              TIP4, root, metrics={"gb_per_s": 98.7}, ceiling="tip4.device-copy"),
-        entry("tip4", "device-copy", "천장", "장치 안 복사", "ceiling", 0.00161, 0.00002,
-              TIP4, root, metrics={"gb_per_s": 3210.0}),
+        entry("tip4", "rand-copy", "rand", "create-then-copy", "baseline", 0.00737, 0.00011,
+              root, params={"mib": 64}, metrics={"gb_per_s": 36.4}),
+        entry("tip4", "rand-on-device", "rand", "create-on-device", "recommended", 0.00268,
+              0.00004, root, params={"mib": 64}, metrics={"gb_per_s": 98.7},
+              ceiling="tip4.device-copy"),
+        entry("tip4", "device-copy", "ceiling", "device-copy", "ceiling", 0.00161, 0.00002,
+              root, metrics={"gb_per_s": 3210.0}),
     ]  # fmt: skip
     tip3 = [
-        entry("tip3", "item", "학습 루프", "train_reading_every_step", "baseline", 0.0913, 0.0021,
-              TIP3, root, metrics={"steps_per_s": 219.0, "syncs_per_step": 1.0}),
-        entry("tip3", "rarely", "학습 루프", "train_reading_rarely", "fast", 0.0571, 0.0013,
-              TIP3, root, metrics={"steps_per_s": 350.0}, ceiling="tip3.no-read"),
-        entry("tip3", "no-read", "학습 루프", "train_without_reading", "ceiling", 0.0555, 0.0012,
-              TIP3, root, metrics={"steps_per_s": 360.0}),
+        entry("tip3", "item", "loop", "item-every-step", "baseline", 0.0913, 0.0021, root,
+              params={"steps": 20, "batch_size": 64},
+              metrics={"steps_per_s": 219.0, "syncs_per_step": 1.0}),
+        entry("tip3", "rarely", "loop", "read-once", "recommended", 0.0571, 0.0013, root,
+              params={"steps": 20, "batch_size": 64}, metrics={"steps_per_s": 350.0},
+              ceiling="tip3.no-read"),
+        entry("tip3", "no-read", "loop", "never-read", "ceiling", 0.0555, 0.0012, root,
+              params={"steps": 20, "batch_size": 64}, metrics={"steps_per_s": 360.0}),
     ]  # fmt: skip
     reasons = {
-        "tip1": "테스트용 문서라서 재지 않았습니다.",
-        "tip2": "테스트용 문서라서 재지 않았습니다.",
-        "tip5": "GPU가 1개뿐이라 재지 않았습니다(테스트용 이유).",
-        "tip6": "테스트용 문서라서 재지 않았습니다.",
-        "tip7": "테스트용 문서라서 재지 않았습니다.",
+        "tip1": ("throughput", "테스트용 문서라서 재지 않았습니다."),
+        "tip2": ("batch-copy", "테스트용 문서라서 재지 않았습니다."),
+        "tip5": ("dp-vs-ddp", "GPU가 1개뿐이라 재지 않았습니다(테스트용 이유)."),
+        "tip6": ("step", "테스트용 문서라서 재지 않았습니다."),
+        "tip7": ("bottleneck", "테스트용 문서라서 재지 않았습니다."),
     }
     return {
         "schema_version": SCHEMA_VERSION,
@@ -89,9 +99,24 @@ def sample_document(root: Path) -> dict:
         "environment": copy.deepcopy(ENVIRONMENT),
         "benchmarks": tip4 + tip3,
         "not_measured": [
-            {"tip": tip, "key": "test_x", "reason": reason} for tip, reason in reasons.items()
+            {"page": page, "group": group, "reason": reason}
+            for page, (group, reason) in reasons.items()
         ],
     }
+
+
+def cpu_document(root: Path) -> dict:
+    """두 번째 장치: 팁 4만 잰 4코어 CPU입니다(두 방식이 같아 측정 오차 범위 안인 결과)."""
+    doc = sample_document(root)
+    doc["environment"].update(device_kind="cpu", device_name="Test CPU", device_count=0,
+                              usable_cores=4, driver=None, cuda=None, cudnn=None)  # fmt: skip
+    doc["benchmarks"] = doc["benchmarks"][:3]
+    doc["benchmarks"][0].update(median_s=0.0421, iqr_s=0.0009)
+    doc["benchmarks"][1].update(median_s=0.0417, iqr_s=0.0008)
+    doc["not_measured"] = [
+        {"page": "tip3", "group": "loop", "reason": "테스트용 CPU 문서입니다."}
+    ]
+    return doc
 
 
 def write(path: Path, doc: dict) -> Path:

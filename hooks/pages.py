@@ -1,0 +1,107 @@
+"""레지스트리(guide/pages.toml)에서 사이트의 뼈대를 만듭니다: 메뉴, 제목(H1), 페이지 표, GPU 표시.
+
+- 메뉴: mkdocs.yml의 `nav`에 있는 자리표시 `registry/pages`와 `registry/notebooks`를 레지스트리의
+  페이지와 노트북으로 바꿉니다. 팁 목록을 다른 곳에 적지 않습니다.
+- 제목: 앞머리에 `page: <id>`가 있는 페이지 맨 앞에 레지스트리의 제목을 H1로 넣습니다.
+- `<!-- pages: tips -->`, `<!-- pages: beyond -->`: 그 구역의 페이지 표.
+- GPU에서 동작이 달라지는 구역(`gpu_sections`)을 끼워 넣는 코드 블록에는, 지금 코드 그대로를
+  CUDA에서 잰 결과가 없으면 "GPU에서 아직 실행해 보지 않은 코드" 표시를 붙입니다.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from mkdocs.exceptions import PluginError
+from mkdocs.utils import get_relative_url
+
+from benchmarks import results_file
+from guide import registry
+from hooks import render
+from hooks.results_data import gpu_verified, load_devices
+
+PAGES_MARKER = re.compile(r"^<!--\s*pages:\s*(?P<section>\w+)\s*-->[ \t]*$", re.M)
+FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
+GPU_MARK = '<span class="gpu-unverified-mark">GPU에서 아직 실행해 보지 않은 코드</span>'
+
+
+def registry_nav() -> list[dict]:
+    """레지스트리의 구역마다 메뉴 항목: [{"7가지 팁": [{"팁 1: …": "tips/01-….md"}, …]}, …]."""
+    nav = []
+    for section, title in registry.SECTIONS.items():
+        pages = registry.pages(section)
+        if not pages:
+            continue
+        items = [{page.heading: page.doc} for page in pages]
+        if section == "capstone" and len(items) == 1:
+            nav.append(items[0])
+            continue
+        index = Path(section) / "index.md"
+        nav.append({title: ([index.as_posix()] if section == "beyond" else []) + items})
+    return nav
+
+
+def notebooks_nav() -> list[dict]:
+    return [{f"{page.heading} 노트북": page.notebook} for page in registry.load()]
+
+
+def on_config(config):
+    expanded = []
+    for item in config.nav or []:
+        if item == "registry/pages":
+            expanded += registry_nav()
+        elif item == "registry/notebooks":
+            expanded.append({"노트북": notebooks_nav()})
+        else:
+            expanded.append(item)
+    config.nav = expanded
+    return config
+
+
+def _page(page) -> registry.Page | None:
+    page_id = page.meta.get("page")
+    if not page_id:
+        return None
+    try:
+        return registry.by_id(str(page_id))
+    except registry.RegistryError as error:
+        raise PluginError(f"{page.file.src_uri}: {error}") from None
+
+
+def _mark_gpu_blocks(markdown: str, measured: registry.Page) -> str:
+    sections = "|".join(re.escape(name) for name in measured.gpu_sections)
+    include = re.compile(rf'--8<-- "snippets/{re.escape(measured.snippet)}\.py:(?:{sections})"')
+
+    def mark(fence: re.Match[str]) -> str:
+        if not include.search(fence["body"]):
+            return fence[0]
+        return f"{fence['indent']}{GPU_MARK}\n\n{fence[0]}"
+
+    return FENCE.sub(mark, markdown)
+
+
+def on_page_markdown(markdown: str, page, config, files) -> str:
+    def url(doc: str) -> str:
+        found = files.get_file_from_path(doc)
+        return get_relative_url(found.url if found else doc, page.file.url)
+
+    def table(match: re.Match[str]) -> str:
+        if match["section"] not in registry.SECTIONS:
+            raise PluginError(f"{page.file.src_uri}: 알 수 없는 구역 {match['section']!r}")
+        return render.pages_table(match["section"], url)
+
+    markdown = PAGES_MARKER.sub(table, markdown)
+    measured = _page(page)
+    if measured is None:
+        return markdown
+    if page.file.src_uri != measured.doc:
+        raise PluginError(f"{page.file.src_uri}: {measured.id}의 페이지는 docs/{measured.doc}입니다")
+    if measured.gpu_sections:
+        try:
+            devices = load_devices(Path(config["config_file_path"]).parent)
+        except results_file.ResultsError as error:
+            raise PluginError(str(error)) from None
+        if not gpu_verified(devices, measured):
+            markdown = _mark_gpu_blocks(markdown, measured)
+    return f"# {measured.heading} {{ #{measured.slug} }}\n\n{markdown}"
