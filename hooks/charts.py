@@ -29,10 +29,12 @@ SOURCE = Path(__file__).read_bytes()  # 이 파일을 고치면 캐시한 차트
 
 # 본문 색으로 바꿔 칠할 자리표시 색입니다(차트에 다른 용도로 나오지 않는 색).
 INK = "#123456"
-ROLE_COLORS = {"baseline": "#9e9e9e", "fast": "#ff7043", "other": "#42a5f5"}
+ROLE_COLORS = {"baseline": "#9e9e9e", "recommended": "#ff7043", "other": "#42a5f5"}
 FONT_FAMILY = ["NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", "Apple SD Gothic Neo"]
 STYLE = {
     "svg.fonttype": "none",
+    # 이름은 결과 파일(바깥 데이터)에서도 옵니다. `$…$`를 수식으로 해석하면 그리기가 멈출 수 있습니다.
+    "text.parse_math": False,
     "font.family": "sans-serif",
     "font.sans-serif": [*FONT_FAMILY, "DejaVu Sans"],
     "font.size": 10,
