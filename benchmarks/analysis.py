@@ -224,7 +224,7 @@ def conclusion(group: Group, env: dict) -> str:
     """표 아래에 붙는 결론 한 문장(또는 두 문장). 숫자는 모두 이 결과에서 계산합니다."""
     kind = group.spec.conclusion
     if kind == "ceiling":
-        return "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. 위 표의 '천장 대비' 열이 이것과 비교한 값입니다."
+        return "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. 위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
     if kind == "saturation":
         return _saturation(group, env)
     if kind == "bf16-isa" and env["device_kind"] == "cpu":
@@ -242,13 +242,13 @@ def _speedup(group: Group) -> str:
         return "이 묶음에는 기준과 권장 방식이 함께 있지 않아 배수를 계산하지 않았습니다."
     if best.within_noise:
         return (
-            f"차이 없음: '{best.label}'과(와) '{baseline.label}'의 중앙값 차이가 측정 오차 범위(IQR)"
+            f"차이 없음: ‘{best.label}’과(와) ‘{baseline.label}’의 중앙값 차이가 측정 오차 범위(IQR)"
             " 안이라, 이 장치에서는 두 방식이 다르다고 말할 수 없습니다."
         )
     if best.relative_speed >= 1:
-        return f"'{best.label}'이(가) '{baseline.label}'보다 {format_ratio(best.relative_speed)} 빠릅니다."
+        return f"‘{best.label}’이(가) ‘{baseline.label}’보다 {format_ratio(best.relative_speed)} 빠릅니다."
     return (
-        f"이 장치에서는 '{best.label}'이(가) '{baseline.label}'보다 느립니다: "
+        f"이 장치에서는 ‘{best.label}’이(가) ‘{baseline.label}’보다 느립니다: "
         f"{format_ratio(best.relative_speed)}."
     )
 
@@ -320,12 +320,12 @@ def _waterfall(group: Group) -> str:
     final = stages[-1]
     text = (
         f"마지막 단계는 기준의 {format_ratio(final.relative_speed)}입니다. 가장 크게 빨라진 단계는 "
-        f"'{best[0]}'(앞 단계의 {format_ratio(best[1])})입니다."
+        f"‘{best[0]}’(앞 단계의 {format_ratio(best[1])})입니다."
     )
     if final.ceiling_percent is not None:
         text += f" 마지막 단계의 MFU는 {final.ceiling_percent:.0f}%입니다."
     if flat:
-        text += " 이 장치에서 효과가 없거나 느려진 단계: " + ", ".join(f"'{x}'" for x in flat) + "."
+        text += " 이 장치에서 효과가 없거나 느려진 단계: " + ", ".join(f"‘{x}’" for x in flat) + "."
     return text
 
 

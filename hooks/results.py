@@ -75,8 +75,12 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         page_id = page.meta.get("page")
         if not page_id:
             raise PluginError(f"{page.file.src_uri}: `<!-- results -->`에는 앞머리 `page:`가 필요합니다")
-        measured = registry.by_id(page_id)
-        if not any(page_id in analysis.measured_pages(d.doc) for d in devices):
+        try:
+            measured = registry.by_id(str(page_id))
+        except registry.RegistryError as error:
+            raise PluginError(f"{page.file.src_uri}: {error}") from None
+        # 결과 파일이 하나도 없으면(새로 받은 저장소) 어느 페이지나 "측정 결과 없음"이 정상입니다.
+        if devices and not any(page_id in analysis.measured_pages(d.doc) for d in devices):
             log.warning(f"{page.file.src_uri}: {page_id}의 측정 결과가 results/에 없습니다")
         return render.page_results(measured, devices, gpu_verified(devices, measured), url)
 

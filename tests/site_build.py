@@ -22,10 +22,11 @@ def mkdocs_build(project: Path, site_dir: Path, **env: str) -> subprocess.Comple
 
 def copy_project(destination: Path) -> Path:
     """사이트를 빌드하는 데 필요한 것만 복사합니다. 복사본을 고쳐 빌드가 실패하는지 볼 때 씁니다."""
-    for name in ("docs", "snippets", "hooks", "overrides", "benchmarks", "results"):
-        shutil.copytree(
-            ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
-        )
+    for name in ("docs", "snippets", "hooks", "overrides", "benchmarks", "results", "guide"):
+        if (ROOT / name).is_dir():
+            shutil.copytree(
+                ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
+            )
     shutil.copy(ROOT / "mkdocs.yml", destination / "mkdocs.yml")
     return destination
 
