@@ -3,7 +3,9 @@
 - 메뉴: mkdocs.yml의 `nav`에 있는 자리표시 `registry/pages`와 `registry/notebooks`를 레지스트리의
   페이지와 노트북으로 바꿉니다. 팁 목록을 다른 곳에 적지 않습니다.
 - 제목: 앞머리에 `page: <id>`가 있는 페이지 맨 앞에 레지스트리의 제목을 H1로 넣습니다.
-- `<!-- pages: tips -->`, `<!-- pages: beyond -->`: 그 구역의 페이지 표.
+- `<!-- pages: tips -->`, `<!-- pages: beyond -->`: 그 구역의 페이지 표. `<!-- pages: commands -->`:
+  페이지마다 직접 재는 명령(측정 방법 페이지).
+- 측정하는 페이지 끝에는 그 페이지의 노트북 링크를 붙입니다.
 - GPU에서 동작이 달라지는 구역(`gpu_sections`)을 끼워 넣는 코드 블록에는, 지금 코드 그대로를
   CUDA에서 잰 결과가 없으면 "GPU에서 아직 실행해 보지 않은 코드" 표시를 붙입니다.
 """
@@ -26,8 +28,11 @@ FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<body>.*?)^(?P=inden
 GPU_MARK = '<span class="gpu-unverified-mark">GPU에서 아직 실행해 보지 않은 코드</span>'
 
 
-def registry_nav() -> list[dict]:
-    """레지스트리의 구역마다 메뉴 항목: [{"7가지 팁": [{"팁 1: …": "tips/01-….md"}, …]}, …]."""
+def registry_nav(docs_dir: Path) -> list[dict]:
+    """레지스트리의 구역마다 메뉴 항목: [{"7가지 팁": [{"팁 1: …": "tips/01-….md"}, …]}, …].
+
+    구역에 docs/<구역>/index.md가 있으면 구역의 첫 페이지(소개)로 넣습니다.
+    """
     nav = []
     for section, title in registry.SECTIONS.items():
         pages = registry.pages(section)
@@ -37,8 +42,8 @@ def registry_nav() -> list[dict]:
         if section == "capstone" and len(items) == 1:
             nav.append(items[0])
             continue
-        index = Path(section) / "index.md"
-        nav.append({title: ([index.as_posix()] if section == "beyond" else []) + items})
+        index = f"{section}/index.md"
+        nav.append({title: ([index] if (docs_dir / index).is_file() else []) + items})
     return nav
 
 
@@ -50,7 +55,7 @@ def on_config(config):
     expanded = []
     for item in config.nav or []:
         if item == "registry/pages":
-            expanded += registry_nav()
+            expanded += registry_nav(Path(config.docs_dir))
         elif item == "registry/notebooks":
             expanded.append({"노트북": notebooks_nav()})
         else:
@@ -87,6 +92,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         return get_relative_url(found.url if found else doc, page.file.url)
 
     def table(match: re.Match[str]) -> str:
+        if match["section"] == "commands":
+            return render.commands_table(url)
         if match["section"] not in registry.SECTIONS:
             raise PluginError(f"{page.file.src_uri}: 알 수 없는 구역 {match['section']!r}")
         return render.pages_table(match["section"], url)
@@ -104,4 +111,11 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
             raise PluginError(str(error)) from None
         if not gpu_verified(devices, measured):
             markdown = _mark_gpu_blocks(markdown, measured)
-    return f"# {measured.heading} {{ #{measured.slug} }}\n\n{markdown}"
+    notebook = "../" + measured.notebook
+    return (
+        f"# {measured.heading} {{ #{measured.slug} }}\n\n{markdown.rstrip()}\n\n"
+        f"## 노트북으로 실행하기 {{ #notebook }}\n\n"
+        f"이 페이지의 코드는 [{measured.heading} 노트북]({notebook})으로도 볼 수 있습니다. "
+        f'<a href="{notebook}" download>노트북 내려받기(.ipynb)</a>로 받아 자신의 컴퓨터나 GPU에서 '
+        "실행해 보세요. 숫자를 다시 재는 명령은 [측정 방법](../method.md#measure-yourself)에 있습니다.\n"
+    )

@@ -328,3 +328,18 @@ def pages_table(section: str, url) -> str:
         for page in registry.pages(section)
     ]
     return render("pages_table.html", pages=pages)
+
+
+def commands_table(url) -> str:
+    """페이지마다 숫자를 다시 재는 명령과 예제를 실행하는 명령입니다."""
+    pages = [
+        {
+            "url": url(page.doc),
+            "heading": page.heading,
+            "benchmark": f".venv/bin/python -m pytest benchmarks/{page.benchmark}.py --benchmark",
+            "example": f".venv/bin/python snippets/{page.snippet}.py --device cuda",
+            "requires": REQUIRES_LABELS[page.requires],
+        }
+        for page in registry.load()
+    ]
+    return render("commands_table.html", pages=pages)

@@ -39,10 +39,13 @@ SAMPLE_NAME = "test-gpu-9000.json"
 CPU_NAME = "cpu-test-4cores.json"
 
 
-def entry(page_id, key, group, variant, role, median, iqr, root, **fields):
-    page = registry.by_id(page_id)
-    snippet = f"snippets/{page.snippet}.py"
-    bench = f"benchmarks/{page.benchmark}.py"
+def entry(page_id, key, group, variant, role, median, iqr, root, modules=None, **fields):
+    """결과 항목 하나. modules=(스니펫, 벤치마크)를 주지 않으면 레지스트리에서 찾습니다."""
+    if modules is None:
+        page = registry.by_id(page_id)
+        modules = (page.snippet, page.benchmark)
+    snippet = f"snippets/{modules[0]}.py"
+    bench = f"benchmarks/{modules[1]}.py"
     return {
         "id": f"{page_id}.{key}",
         "page": page_id,

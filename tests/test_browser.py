@@ -18,6 +18,7 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
+from guide import registry
 from tests.site_build import ROOT, section_lines
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -95,7 +96,7 @@ def pytest_generate_tests(metafunc):
             p.relative_to(ROOT / "docs").with_suffix(".html").as_posix()
             for p in (ROOT / "docs").rglob("*.md")
         ]
-        pages += [f"notebooks/{p.stem}.html" for p in (ROOT / "snippets").glob("tip[1-7]_*.py")]
+        pages += [f"notebooks/{page.snippet}.html" for page in registry.load()]
         metafunc.parametrize("page_path", sorted(pages))
     if "viewport" in metafunc.fixturenames:
         metafunc.parametrize("viewport", list(VIEWPORTS))

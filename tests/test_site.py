@@ -17,15 +17,6 @@ from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
-TIP_PAGES = {
-    1: ("tips/01-num-workers.md", "snippets/tip1_num_workers.py"),
-    2: ("tips/02-pin-memory.md", "snippets/tip2_pin_memory.py"),
-    3: ("tips/03-avoid-syncs.md", "snippets/tip3_avoid_syncs.py"),
-    4: ("tips/04-create-on-device.md", "snippets/tip4_create_on_device.py"),
-    5: ("tips/05-ddp.md", "snippets/tip5_ddp.py"),
-    6: ("tips/06-16bit.md", "snippets/tip6_16bit.py"),
-    7: ("tips/07-profiler.md", "snippets/tip7_profiler.py"),
-}
 FENCE = re.compile(
     r"^(?P<indent>[ \t]*)```(?P<lang>\w*)[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S
 )
@@ -105,29 +96,6 @@ def test_no_japanese_text_anywhere():
             if JAPANESE.search(line):
                 found.append(f"{path.relative_to(ROOT)}:{number}")
     assert found == []
-
-
-@pytest.mark.parametrize("tip", TIP_PAGES)
-def test_each_tip_page_exists_and_shows_slow_and_fast_code(tip):
-    page, module = TIP_PAGES[tip]
-    text = (DOCS / page).read_text(encoding="utf-8")
-    for section in ("slow", "fast"):
-        assert f'--8<-- "{module}:{section}"' in text
-    assert re.search(rf"^<!-- results: tip{tip}( not-measurable)? -->$", text, re.MULTILINE)
-
-
-@pytest.mark.parametrize("tip", TIP_PAGES)
-def test_each_tip_page_tells_how_to_rerun_its_benchmark(tip):
-    page, module = TIP_PAGES[tip]
-    benchmark = f"benchmarks/bench_{Path(module).name}"
-    assert (ROOT / benchmark).is_file()
-    assert f"python -m pytest {benchmark} --benchmark" in (DOCS / page).read_text(encoding="utf-8")
-
-
-def test_tips_are_in_the_articles_order_in_the_navigation():
-    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    positions = [config.index(page) for page, _ in TIP_PAGES.values()]
-    assert positions == sorted(positions)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
