@@ -1,4 +1,4 @@
-"""결과 문서(dict)에서 비교와 결론을 계산합니다: 기준 대비 속도, 헤드라인, 천장 대비 비율, 결론 문장.
+"""결과 문서(dict)에서 비교와 결론을 계산합니다: 기준 대비 속도, 헤드라인, 천장 대비, 결론 문장.
 
 `pytest --benchmark`의 한국어 요약과 MkDocs 훅(hooks/results.py)이 같은 계산과 같은 문장을 쓰도록
 여기에 모았습니다. 값은 저장하지 않고 결과 파일의 중앙값에서 매번 다시 계산합니다. 변형과 묶음의
@@ -224,7 +224,10 @@ def conclusion(group: Group, env: dict) -> str:
     """표 아래에 붙는 결론 한 문장(또는 두 문장). 숫자는 모두 이 결과에서 계산합니다."""
     kind = group.spec.conclusion
     if kind == "ceiling":
-        return "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. 위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
+        return (
+            "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. "
+            "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
+        )
     if kind == "saturation":
         return _saturation(group, env)
     if kind == "bf16-isa" and env["device_kind"] == "cpu":
@@ -242,11 +245,12 @@ def _speedup(group: Group) -> str:
         return "이 묶음에는 기준과 권장 방식이 함께 있지 않아 배수를 계산하지 않았습니다."
     if best.within_noise:
         return (
-            f"차이 없음: ‘{best.label}’과(와) ‘{baseline.label}’의 중앙값 차이가 측정 오차 범위(IQR)"
-            " 안이라, 이 장치에서는 두 방식이 다르다고 말할 수 없습니다."
+            f"차이 없음: ‘{best.label}’과(와) ‘{baseline.label}’의 중앙값 차이가 측정 오차 "
+            "범위(IQR) 안이라, 이 장치에서는 두 방식이 다르다고 말할 수 없습니다."
         )
     if best.relative_speed >= 1:
-        return f"‘{best.label}’이(가) ‘{baseline.label}’보다 {format_ratio(best.relative_speed)} 빠릅니다."
+        ratio = format_ratio(best.relative_speed)
+        return f"‘{best.label}’이(가) ‘{baseline.label}’보다 {ratio} 빠릅니다."
     return (
         f"이 장치에서는 ‘{best.label}’이(가) ‘{baseline.label}’보다 느립니다: "
         f"{format_ratio(best.relative_speed)}."
@@ -292,7 +296,8 @@ def _bf16_on_cpu(group: Group, env: dict) -> str:
     else:
         result = f"bf16 autocast가 fp32보다 느립니다({format_ratio(bf16.relative_speed)})"
     if features:
-        return f"이 CPU는 {'와 '.join(features)}이(가) 있어 bf16 행렬 곱을 하드웨어로 계산합니다: {result}."
+        names = "와 ".join(features)
+        return f"이 CPU는 {names}이(가) 있어 bf16 행렬 곱을 하드웨어로 계산합니다: {result}."
     return f"이 CPU는 AVX-512 BF16도 AMX도 없어 bf16을 fp32로 바꿔 계산합니다: {result}."
 
 
@@ -338,7 +343,9 @@ def describe_row(row: Row) -> str:
         parts.append(format_seconds(row.entry["median_s"]))
     for name, value in row.shown_metrics().items():
         label, _, rate = METRIC_DISPLAY[name]
-        parts.append(format_metric(name, value) if rate else f"{label} {format_metric(name, value)}")
+        parts.append(
+            format_metric(name, value) if rate else f"{label} {format_metric(name, value)}"
+        )
     if row.ceiling_percent is not None:
         parts.append(f"천장 대비 {row.ceiling_percent:.0f}%")
     return ", ".join(parts)

@@ -132,5 +132,5 @@ def describe(device: torch.device, root: Path) -> dict:
 
 
 def results_name(env: dict) -> str:
-    """결과 파일 이름(확장자 없이). 규칙은 results_file에 있고, 읽을 때도 같은 규칙으로 확인합니다."""
+    """결과 파일 이름(확장자 없이). 규칙은 results_file에 있고, 읽을 때도 같은 규칙을 씁니다."""
     return results_file.results_name(env)

@@ -246,7 +246,7 @@ class Measure:
     - group, variant: guide/pages.toml의 묶음과 변형 열쇠. 한국어 이름은 레지스트리에 있습니다.
     - role: "baseline"(기준), "recommended"(권장 방식), "other", "ceiling"(같은 실행의 천장).
     - params: 이름의 `{자리}`를 채우는 숫자(배치 크기, 워커 수 등).
-    - per_call: 호출 한 번의 일(bytes, flops, samples, steps, tokens). 중앙값으로 나눠 속도를 냅니다.
+    - per_call: 호출 한 번의 일(bytes, flops, samples, steps, tokens). 중앙값으로 나눠 속도를 냄.
     - metrics: 시간 밖에서 잰 값(예: peak_memory_mib). ceiling: 비교할 천장 측정의 key.
     - rounds: 주면 호출 한 번이 곧 한 라운드입니다(몇 초씩 걸리는 학습 같은 것).
     """
@@ -283,7 +283,7 @@ class Measure:
         return result
 
     def computed(self, *, key, group, variant, role="ceiling", params=None, metrics):
-        """시간을 재지 않고 계산한 값(예: 데이터시트의 최고 성능, 워커 하나 × 코어 수)을 기록합니다."""
+        """시간을 재지 않고 계산한 값(예: 데이터시트의 최고 성능, 워커 하나 × 코어 수)을 씁니다."""
         if not self.run.timing:
             return
         timing = {"computed": True, "median_s": None, "iqr_s": None, "rounds": 0, "iterations": 0}

@@ -33,7 +33,7 @@ ROLE_COLORS = {"baseline": "#9e9e9e", "recommended": "#ff7043", "other": "#42a5f
 FONT_FAMILY = ["NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", "Apple SD Gothic Neo"]
 STYLE = {
     "svg.fonttype": "none",
-    # 이름은 결과 파일(바깥 데이터)에서도 옵니다. `$…$`를 수식으로 해석하면 그리기가 멈출 수 있습니다.
+    # 이름은 결과 파일(바깥 데이터)에서도 옵니다. `$…$`를 수식으로 읽으면 그리기가 멈출 수 있습니다.
     "text.parse_math": False,
     "font.family": "sans-serif",
     "font.sans-serif": [*FONT_FAMILY, "DejaVu Sans"],
@@ -178,3 +178,50 @@ def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, list
         for device, speedups in devices.items()
     )
     return _quietly_render(draw, name, description, (7.0, height))
+
+
+@cached_svg
+def waterfall_chart(name: str, title: str, stages: list[tuple[str, float, float | None]]) -> str:
+    """단계마다 가로 막대 하나: 초당 토큰 수(위에서 아래로 단계 순서). stages: [(단계 이름,
+    토큰/초, MFU(%) 또는 None)]. 앞 단계보다 늘어난 부분은 초록, 줄어든 부분은 빨강으로 칠해
+    어느 단계가 얼마나 보탰는지(폭포 차트) 보이고, 막대 옆에 기준 대비 배수와 MFU를 씁니다."""
+    gain, loss, kept = "#66bb6a", "#ef5350", "#42a5f5"
+    height = 1.2 + 0.36 * len(stages)
+
+    def number(value: float) -> str:
+        return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+
+    def draw(figure: Figure) -> None:
+        ax = figure.subplots()
+        values = [value for _, value, _ in stages]
+        base = values[0] if values and values[0] > 0 else None
+        largest = max(values, default=1.0) or 1.0
+        for position, (_, value, mfu) in enumerate(stages):
+            previous = values[position - 1] if position else None
+            if previous is None:
+                ax.barh(position, value, color=ROLE_COLORS["baseline"], height=0.6)
+            else:
+                ax.barh(position, min(value, previous), color=kept, height=0.6)
+                if value > previous:
+                    ax.barh(position, value - previous, left=previous, color=gain, height=0.6)
+                elif value < previous:
+                    ax.barh(
+                        position, previous - value, left=value, color=loss, alpha=0.45, height=0.6
+                    )
+            text = f" {number(value)}"
+            if base:
+                text += f" · {value / base:.2f}배"
+            if mfu is not None:
+                text += f" · MFU {mfu:.0f}%" if mfu >= 1 else f" · MFU {mfu:.2g}%"
+            ax.text(max(value, previous or 0.0), position, text, va="center", fontsize=9)
+        ax.set_yticks(range(len(stages)), [label for label, _, _ in stages])
+        ax.invert_yaxis()
+        ax.set_xlim(0, largest * 1.55)
+        ax.set_xlabel("초당 토큰 수 — 초록: 앞 단계보다 빨라진 만큼, 빨강: 느려진 만큼")
+        figure.suptitle(title, fontsize=11)
+
+    description = f"{title}: " + ", ".join(
+        f"{label} {number(value)} 토큰/초" + (f"(MFU {mfu:.2g}%)" if mfu is not None else "")
+        for label, value, mfu in stages
+    )
+    return _quietly_render(draw, name, description, (7.5, height))

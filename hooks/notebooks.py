@@ -39,6 +39,7 @@ SECTION_TITLES = {
 # 스크립트를 다시 실행하기 때문입니다. 그래서 레지스트리의 `run_as_script = true`인 모듈은 파일로
 # 쓴 다음 실행합니다.
 
+
 def markdown_cell(text: str) -> dict:
     return {"cell_type": "markdown", "metadata": {}, "source": text.strip()}
 
@@ -97,10 +98,10 @@ def build_notebook(page: registry.Page, page_url: str, executed: bool = False) -
     docstring, chunks = split_module(source)
     title = docstring.partition("\n")[0]
     where = (
-        "사이트에 보이는 출력은 이 사이트를 빌드한 컴퓨터(GPU 없는 CPU)에서 실행한 결과라서, 실행할 "
-        "때마다 또 컴퓨터마다 숫자가 달라집니다."
+        "사이트에 보이는 출력은 이 사이트를 빌드한 컴퓨터(GPU 없는 CPU)에서 실행한 결과라서, "
+        "실행할 때마다 또 컴퓨터마다 숫자가 달라집니다."
         if executed
-        else "이 사이트는 노트북을 실행하지 않고 빌드했으므로 출력이 없습니다. 내려받아 실행해 보세요."
+        else "이 사이트는 노트북을 실행하지 않고 빌드해서 출력이 없습니다. 내려받아 실행해 보세요."
     )
     intro = f"""
 # {page.heading} 노트북

@@ -103,7 +103,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if measured is None:
         return markdown
     if page.file.src_uri != measured.doc:
-        raise PluginError(f"{page.file.src_uri}: {measured.id}의 페이지는 docs/{measured.doc}입니다")
+        raise PluginError(
+            f"{page.file.src_uri}: {measured.id}의 페이지는 docs/{measured.doc}입니다"
+        )
     if measured.gpu_sections:
         try:
             devices = load_devices(Path(config["config_file_path"]).parent)
@@ -117,5 +119,6 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         f"## 노트북으로 실행하기 {{ #notebook }}\n\n"
         f"이 페이지의 코드는 [{measured.heading} 노트북]({notebook})으로도 볼 수 있습니다. "
         f'<a href="{notebook}" download>노트북 내려받기(.ipynb)</a>로 받아 자신의 컴퓨터나 GPU에서 '
-        "실행해 보세요. 숫자를 다시 재는 명령은 [측정 방법](../method.md#measure-yourself)에 있습니다.\n"
+        "실행해 보세요. 숫자를 다시 재는 명령은 "
+        "[측정 방법](../method.md#measure-yourself)에 있습니다.\n"
     )

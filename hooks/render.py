@@ -49,7 +49,7 @@ ENVIRONMENT_LABELS = {
 
 
 def _code(text: object) -> Markup:
-    """이스케이프한 다음 `백틱`으로 감싼 부분만 <code>로 바꿉니다(이스케이프가 먼저라 안전합니다)."""
+    """이스케이프한 다음 `백틱`으로 감싼 부분만 <code>로 바꿉니다(이스케이프가 먼저라 안전)."""
     escaped = str(escape(text))
     return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))
 
@@ -94,7 +94,9 @@ class GroupView:
 
 def group_view(group: analysis.Group, env: dict) -> GroupView:
     metric_names = [
-        name for name in analysis.METRIC_DISPLAY if any(name in r.shown_metrics() for r in group.rows)
+        name
+        for name in analysis.METRIC_DISPLAY
+        if any(name in r.shown_metrics() for r in group.rows)
     ]
     relative = any(row.relative_speed is not None for row in group.rows)
     ceiling = any(row.ceiling_percent is not None for row in group.rows)
@@ -173,11 +175,14 @@ def _charts(device: Device, page: registry.Page, groups: list[analysis.Group]) -
 def _provenance(device: Device) -> list[str]:
     env = device.env
     items = [f"torch {env['torch']}"]
-    items += [f"{name} {env[key]}" for key, name in (("cuda", "CUDA"), ("cudnn", "cuDNN")) if env[key]]
+    items += [
+        f"{name} {env[key]}" for key, name in (("cuda", "CUDA"), ("cudnn", "cuDNN")) if env[key]
+    ]
     if env["driver"]:
         items.append(f"드라이버 {env['driver']}")
     items.append(f"Python {env['python']}")
-    cpu = f"CPU {env['cpu_model']}, 코어 {env['usable_cores']}개, torch 스레드 {env['torch_threads']}개"
+    cpu = f"CPU {env['cpu_model']}, 코어 {env['usable_cores']}개"
+    cpu += f", torch 스레드 {env['torch_threads']}개"
     flags = env.get("cpu_flags") or []
     items.append(cpu + (f", {' · '.join(flags)}" if flags else ", AVX-512 BF16·AMX 없음"))
     items.append(env["date"][:10])
@@ -258,12 +263,24 @@ def overview(devices: list[Device], verified: list[registry.Page], url) -> str:
             cells = []
             for device in devices:
                 cell, bar = _overview_cell(device, page, item["group"])
-                cells.append(Markup("{}{}").format(cell["text"], Markup("<br><small>{}</small>").format(cell["note"]) if cell["note"] else ""))
+                cells.append(
+                    Markup("{}{}").format(
+                        cell["text"],
+                        Markup("<br><small>{}</small>").format(cell["note"])
+                        if cell["note"]
+                        else "",
+                    )
+                )
                 if bar:
                     chart_data[device.title][_plain(label)] = bar
             labels.append(_plain(label))
             rows.append(
-                {"url": url(page.doc), "heading": page.heading, "label": item["label"], "cells": cells}
+                {
+                    "url": url(page.doc),
+                    "heading": page.heading,
+                    "label": item["label"],
+                    "cells": cells,
+                }
             )
     chart = Markup(charts.overview_chart("chart-overview", labels, chart_data)) if devices else ""
     return render(
@@ -296,13 +313,19 @@ def all_results(devices: list[Device], url) -> str:
         for page in registry.load():
             if page.id not in analysis.measured_pages(device.doc) and device.applies(page):
                 continue
-            group = next((g for g in analysis.groups_for(device.doc, page.id) if g.recommended), None)
+            group = next(
+                (g for g in analysis.groups_for(device.doc, page.id) if g.recommended), None
+            )
             if not device.applies(page):
                 summary = f"해당 없음: {page.not_applicable}"
             else:
                 summary = f"{group.title}: {group.headline_text()}" if group else "재지 않음"
-            state = "코드가 바뀐 뒤 다시 재지 않음" if page.id in device.stale else "측정한 코드 그대로"
-            pages.append({"url": url(page.doc), "heading": page.heading, "summary": summary, "state": state})
+            state = (
+                "코드가 바뀐 뒤 다시 재지 않음" if page.id in device.stale else "측정한 코드 그대로"
+            )
+            pages.append(
+                {"url": url(page.doc), "heading": page.heading, "summary": summary, "state": state}
+            )
         views.append(
             {
                 "slug": device.slug,

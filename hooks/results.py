@@ -74,7 +74,9 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
             return render.all_results(devices, url)
         page_id = page.meta.get("page")
         if not page_id:
-            raise PluginError(f"{page.file.src_uri}: `<!-- results -->`에는 앞머리 `page:`가 필요합니다")
+            raise PluginError(
+                f"{page.file.src_uri}: `<!-- results -->`에는 앞머리 `page:`가 필요합니다"
+            )
         try:
             measured = registry.by_id(str(page_id))
         except registry.RegistryError as error:

@@ -116,9 +116,7 @@ def cpu_document(root: Path) -> dict:
     doc["benchmarks"] = doc["benchmarks"][:3]
     doc["benchmarks"][0].update(median_s=0.0421, iqr_s=0.0009)
     doc["benchmarks"][1].update(median_s=0.0417, iqr_s=0.0008)
-    doc["not_measured"] = [
-        {"page": "tip3", "group": "loop", "reason": "테스트용 CPU 문서입니다."}
-    ]
+    doc["not_measured"] = [{"page": "tip3", "group": "loop", "reason": "테스트용 CPU 문서입니다."}]
     return doc
 
 

@@ -77,8 +77,8 @@ def step_group(fp32_s, bf16_s):
     doc["environment"].update(device_kind="cpu", device_count=0)
     params = {"d_model": 512, "layers": 4, "batch_size": 8, "seq_len": 128}
     base = copy.deepcopy(doc["benchmarks"][0])
-    base.update(page="tip6", group="step", params=params, metrics={}, ceiling=None,
-                snippet="snippets/tip6_16bit.py", benchmark="benchmarks/bench_tip6_16bit.py")  # fmt: skip
+    base.update(page="tip6", group="step", params=params, metrics={}, ceiling=None)
+    base.update(snippet="snippets/tip6_16bit.py", benchmark="benchmarks/bench_tip6_16bit.py")
     fp32 = base | {"id": "tip6.fp32", "key": "fp32", "variant": "fp32", "role": "baseline",
                    "median_s": fp32_s, "iqr_s": 0.001}  # fmt: skip
     bf16 = base | {"id": "tip6.bf16", "key": "bf16", "variant": "bf16", "role": "recommended",
@@ -110,7 +110,10 @@ def test_summary_names_each_page_with_labels_units_and_conclusions(doc):
     assert "팁 4: 텐서를 장치에서 바로 만들기" in text
     assert "torch.rand (64 MiB) — 텐서 1개당" in text
     assert "[기준] CPU에서 만든 뒤 복사, 7.37 ms, 36.4 GB/s" in text
-    assert "[권장 방식] 장치에서 바로 만들기, 2.68 ms, 98.7 GB/s, 천장 대비 3% · 기준 대비 2.75배" in text
+    assert (
+        "[권장 방식] 장치에서 바로 만들기, 2.68 ms, 98.7 GB/s, 천장 대비 3% · 기준 대비 2.75배"
+        in text
+    )
     assert "재지 않음(DP 대 DDP): GPU가 1개뿐이라 재지 않았습니다(테스트용 이유)." in text
     assert text.index("팁 3") < text.index("팁 4") < text.index("팁 5")
     assert "test_" not in text and "rand_then_copy" not in text

@@ -106,16 +106,22 @@ def test_benchmark_on_cpu_exits_zero_with_the_korean_skip_list(tmp_path, results
     [ceiling] = doc["benchmarks"]
     assert ceiling["rounds"] >= 7 and ceiling["metrics"]["gb_per_s"] > 0
     page = registry.by_id("tip4")
-    assert ceiling["fingerprint"] == results_file.fingerprint(page.snippet_path, page.benchmark_path)
+    assert ceiling["fingerprint"] == results_file.fingerprint(
+        page.snippet_path, page.benchmark_path
+    )
 
 
-def test_publishing_a_partial_run_is_refused_but_the_measurement_is_kept(tmp_path, results_untouched):
+def test_publishing_a_partial_run_is_refused_but_the_measurement_is_kept(
+    tmp_path, results_untouched
+):
     result = run_pytest(BENCH_TIP5, "--benchmark", "--publish", "--results-dir", str(tmp_path))
     assert result.returncode == 1
     assert "전체 벤치마크를 실행했을 때만 results/에 씁니다" in result.stdout
     assert "측정 요약" in result.stdout
     assert list(tmp_path.iterdir()) == []  # 발행 폴더에는 쓰지 않고
-    assert re.search(r"결과 파일을 썼습니다: .*test-output/results/", result.stdout)  # 로컬에 남깁니다
+    assert re.search(
+        r"결과 파일을 썼습니다: .*test-output/results/", result.stdout
+    )  # 로컬에 남깁니다
 
 
 FAIL_CEILING_PLUGIN = """
@@ -137,7 +143,10 @@ def test_a_failing_ceiling_still_leaves_the_other_measurements(tmp_path, results
     assert "측정 요약" in result.stdout
     [written] = out.glob("*.json")
     doc = results_file.load(written)
-    assert {e["key"] for e in doc["benchmarks"]} == {"rand-create-then-copy", "rand-create-on-device"}
+    assert {e["key"] for e in doc["benchmarks"]} == {
+        "rand-create-then-copy",
+        "rand-create-on-device",
+    }
     assert all(e["ceiling"] is None for e in doc["benchmarks"])  # 없는 천장을 가리키지 않습니다
 
 
@@ -209,7 +218,9 @@ def test_a_time_limit_skips_the_rest_and_refuses_to_publish(tmp_path, results_un
 def test_a_small_dev_shm_stops_the_gpu_run_in_korean(monkeypatch):
     from benchmarks import plugin
 
-    monkeypatch.setattr(plugin.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20))
+    monkeypatch.setattr(
+        plugin.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20)
+    )
     assert "/dev/shm의 여유 공간이 64 MiB뿐입니다" in plugin._shm_problem()
 
 
@@ -232,4 +243,6 @@ def test_stale_results_are_listed(tmp_path):
     assert line.startswith(f"results/{SAMPLE_NAME} · tip4: 측정한 뒤 코드가 바뀌었습니다")
     assert "benchmarks/bench_tip4_create_on_device.py(바뀜)" in line
     (tmp_path / "results" / "broken.json").write_text("{}", encoding="utf-8")
-    assert any("broken.json의 schema_version: 필수 항목이 없습니다" in x for x in stale_lines(tmp_path))
+    assert any(
+        "broken.json의 schema_version: 필수 항목이 없습니다" in x for x in stale_lines(tmp_path)
+    )

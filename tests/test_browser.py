@@ -295,3 +295,40 @@ def test_heading_anchors_are_fixed_english_ids(visit, tip_page):
 def test_not_found_page_is_korean(visit):
     page = visit().open("404.html")
     assert page.inner_text("h1") == "페이지를 찾을 수 없습니다"
+
+
+@pytest.fixture(scope="module")
+def hostile_site(tmp_path_factory):
+    """문자열 항목마다 스크립트와 마크업을 심은 결과 파일로 빌드한 사이트를 띄웁니다."""
+    from tests.site_build import mkdocs_build
+    from tests.test_results_hook import hostile_document, project_with
+
+    tmp_path = tmp_path_factory.mktemp("hostile")
+    project = project_with(tmp_path, hostile_document())
+    site_dir = tmp_path / "site"
+    result = mkdocs_build(project, site_dir)
+    assert result.returncode == 0, result.stderr[-2000:]
+    handler = functools.partial(QuietHandler, directory=str(site_dir))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}", site_dir
+    server.shutdown()
+    server.server_close()
+
+
+@pytest.mark.parametrize(
+    "page_path", ["index.html", "results.html", "tips/04-create-on-device.html", "tips/05-ddp.html"]
+)
+def test_a_hostile_results_file_runs_no_script_in_a_real_browser(browser, hostile_site, page_path):
+    site, site_dir = hostile_site
+    v = Visit(browser, site, site_dir, "desktop")
+    dialogs = []
+    v.page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+    try:
+        page = v.open(page_path)
+        assert dialogs == []
+        # 심은 글자는 화면에 글자 그대로 보입니다.
+        assert '<script>alert("x1")</script>' in page.inner_text("article")
+        assert page.eval_on_selector_all("article img[src='x']", "els => els.length") == 0
+    finally:
+        v.close()

@@ -1,7 +1,6 @@
 """측정하는 페이지마다 만드는 노트북의 테스트: 스니펫과 같은 코드인지, CPU에서 끝까지 실행되는지."""
 
 import json
-import re
 
 import pytest
 

@@ -162,7 +162,9 @@ def test_an_extra_registry_entry_gets_nav_title_notebook_and_results(tmp_path):
     with open(project / "guide" / "pages.toml", "a", encoding="utf-8") as toml:
         toml.write(DEMO_ENTRY.format(number=number))
     # 스니펫과 벤치마크는 팁 4의 것을 빌려 씁니다(구역 이름이 같습니다).
-    shutil.copy(ROOT / "snippets" / "tip4_create_on_device.py", project / "snippets" / "demo_page.py")
+    shutil.copy(
+        ROOT / "snippets" / "tip4_create_on_device.py", project / "snippets" / "demo_page.py"
+    )
     (project / "benchmarks" / "bench_demo_page.py").write_text('PAGE = "demo"\n', encoding="utf-8")
     (project / "docs" / "beyond").mkdir(exist_ok=True)
     (project / "docs" / "beyond" / f"{number:02d}-demo.md").write_text(

@@ -54,12 +54,16 @@ def break_field(doc, field):
             lambda d: d["benchmarks"][0].update(ceiling="tip4.rand-on-device"),
             "benchmarks[0].ceiling",
         ),
-        (lambda d: d["benchmarks"][1].update(key="rand-copy", id="tip4.rand-copy"),
-         "benchmarks[1].id"),  # fmt: skip
+        (
+            lambda d: d["benchmarks"][1].update(key="rand-copy", id="tip4.rand-copy"),
+            "benchmarks[1].id",
+        ),  # fmt: skip
         # 바깥 데이터의 한계: 너무 큰 값, 너무 긴 글자, 제어 문자, 열쇠에 들어갈 수 없는 글자
         (lambda d: d["benchmarks"][0].update(median_s=1e308), "benchmarks[0].median_s"),
-        (lambda d: d["benchmarks"][0]["metrics"].update(gb_per_s=1e300),
-         "benchmarks[0].metrics.gb_per_s"),  # fmt: skip
+        (
+            lambda d: d["benchmarks"][0]["metrics"].update(gb_per_s=1e300),
+            "benchmarks[0].metrics.gb_per_s",
+        ),  # fmt: skip
         (lambda d: d["environment"].update(device_name="G" * 500), "environment.device_name"),
         (lambda d: d["environment"].update(driver="1\x1b[31m"), "environment.driver"),
         (lambda d: d["benchmarks"][0].update(variant="<script>"), "benchmarks[0].variant"),
@@ -79,7 +83,9 @@ def test_a_broken_file_names_the_file_and_the_field(tmp_path, doc, change, field
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
 def test_non_finite_numbers_are_refused_naming_the_field(tmp_path, doc, constant):
-    text = json.dumps(doc, ensure_ascii=False).replace('"median_s": 0.00737', f'"median_s": {constant}')
+    text = json.dumps(doc, ensure_ascii=False).replace(
+        '"median_s": 0.00737', f'"median_s": {constant}'
+    )
     path = tmp_path / SAMPLE_NAME
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ResultsError, match="유한한 숫자가 아닙니다") as caught:
@@ -169,7 +175,9 @@ def test_no_results_folder_means_no_results(tmp_path):
 
 def copy_code(destination):
     for name in ("snippets", "benchmarks"):
-        shutil.copytree(ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copytree(
+            ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
+        )
 
 
 def test_stale_pages_cover_the_snippet_and_the_benchmark(tmp_path, doc):

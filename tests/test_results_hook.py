@@ -113,7 +113,9 @@ def test_home_overview_reads_not_applicable_and_shows_tip7_twice(sample_site):
     home = page_text(sample_site, "index.html")
     table = re.search(r'<table class="results-table overview-table">.*?</table>', home, re.S)[0]
     rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.DOTALL)[1:]
-    cpu_cells = {visible_text(r).split("  ")[0]: re.findall(r"<td>(.*?)</td>", r, re.S)[-1] for r in rows}
+    cpu_cells = {
+        visible_text(r).split("  ")[0]: re.findall(r"<td>(.*?)</td>", r, re.S)[-1] for r in rows
+    }
     for tip in ("팁 2", "팁 3", "팁 4", "팁 5"):
         cell = next(v for k, v in cpu_cells.items() if tip in k)
         assert cell.startswith("해당 없음"), (tip, cell)
@@ -168,7 +170,7 @@ def test_gpu_only_code_is_marked_until_a_cuda_file_covers_it(sample_site, tmp_pa
 
 PAYLOAD = (
     '<script>alert("x1")</script><img src=x onerror=alert(2)> `code` $x^2$ '
-    "[link](javascript:alert(3)) --8<-- \"mkdocs.yml\" {: onclick=alert(4) } </table></div>"
+    '[link](javascript:alert(3)) --8<-- "mkdocs.yml" {: onclick=alert(4) } </table></div>'
 )
 
 
@@ -196,7 +198,9 @@ def test_markup_in_every_string_field_is_shown_literally(tmp_path):
         assert "onclick=alert" not in html.replace("onclick=alert(4) }", "") or "&lt;" in html
         assert "&lt;script&gt;" in html, page
     assert "&lt;/table&gt;&lt;/div&gt;" in page_text(site, "tips/05-ddp.html")
-    assert "site_name" not in page_text(site, "results.html")  # --8<--가 파일을 끼워 넣지 않았습니다
+    assert "site_name" not in page_text(
+        site, "results.html"
+    )  # --8<--가 파일을 끼워 넣지 않았습니다
 
 
 @pytest.mark.parametrize(
