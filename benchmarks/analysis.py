@@ -236,6 +236,8 @@ def conclusion(group: Group, env: dict) -> str:
         return _overhead(group)
     if kind == "waterfall":
         return _waterfall(group)
+    if kind == "tradeoff":
+        return _tradeoff(group)
     return _speedup(group)
 
 
@@ -310,6 +312,33 @@ def _overhead(group: Group) -> str:
         f"프로파일러는 병목을 찾는 도구일 뿐, 켜 두면 같은 학습이 느려집니다: {costs}. "
         "병목을 찾은 뒤에는 끄고 학습하세요."
     )
+
+
+MEMORY_METRICS = ("saved_activation_mib", "peak_memory_mib", "worker_memory_growth_mib")
+
+
+def _tradeoff(group: Group) -> str:
+    """시간을 내주고 메모리를 얻는 기법(활성화 체크포인팅 등): 두 가지를 한 문장에 씁니다."""
+    baseline, chosen = group.with_role("baseline"), group.recommended
+    if not (baseline and chosen and chosen.relative_speed):
+        return _speedup(group)
+    name = next(
+        (
+            m
+            for m in MEMORY_METRICS
+            if m in baseline.entry["metrics"] and m in chosen.entry["metrics"]
+        ),
+        None,
+    )
+    if name is None:
+        return _speedup(group)
+    label, unit, _ = METRIC_DISPLAY[name]
+    before, after = baseline.entry["metrics"][name], chosen.entry["metrics"][name]
+    time_text = chosen.relative_text()
+    memory = f"{label}은(는) {format_number(before)} → {format_number(after)} {unit}"
+    if before > 0:
+        memory += f"({100 * (1 - after / before):.0f}% 줄어듦)"
+    return f"‘{chosen.label}’은(는) 기준보다 속도가 {time_text}이고, {memory}입니다."
 
 
 def _waterfall(group: Group) -> str:

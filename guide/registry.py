@@ -22,7 +22,7 @@ SECTIONS = {
     "beyond": "더 나아가기",
 }
 REQUIRES = ("any", "cuda", "multi-gpu")
-CONCLUSIONS = ("speedup", "saturation", "bf16-isa", "overhead", "ceiling", "waterfall")
+CONCLUSIONS = ("speedup", "saturation", "bf16-isa", "overhead", "ceiling", "waterfall", "tradeoff")
 
 
 class RegistryError(ValueError):

@@ -117,3 +117,20 @@ def test_summary_names_each_page_with_labels_units_and_conclusions(doc):
     assert "재지 않음(DP 대 DDP): GPU가 1개뿐이라 재지 않았습니다(테스트용 이유)." in text
     assert text.index("팁 3") < text.index("팁 4") < text.index("팁 5")
     assert "test_" not in text and "rand_then_copy" not in text
+
+
+def test_a_memory_for_time_tradeoff_names_both_sides(doc):
+    base = copy.deepcopy(doc["benchmarks"][0])
+    base.update(page="checkpointing", group="step", params={}, ceiling=None)
+    base.update(snippet="snippets/beyond_checkpointing.py")
+    base.update(benchmark="benchmarks/bench_beyond_checkpointing.py")
+    plain = base | {"id": "checkpointing.a", "key": "a", "variant": "no-checkpoint",
+                    "role": "baseline", "median_s": 0.10, "iqr_s": 0.001,
+                    "metrics": {"saved_activation_mib": 400.0}}  # fmt: skip
+    every = base | {"id": "checkpointing.b", "key": "b", "variant": "every-block",
+                    "role": "recommended", "median_s": 0.125, "iqr_s": 0.001,
+                    "metrics": {"saved_activation_mib": 100.0}}  # fmt: skip
+    doc["benchmarks"] = [plain, every]
+    [group] = analysis.groups_for(doc, "checkpointing")
+    text = analysis.conclusion(group, doc["environment"])
+    assert "0.80배(느려짐)" in text and "400 → 100 MiB(75% 줄어듦)" in text
