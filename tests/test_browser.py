@@ -317,15 +317,18 @@ def hostile_site(tmp_path_factory):
 
 
 @pytest.mark.parametrize(
-    "page_path", ["index.html", "results.html", "tips/04-create-on-device.html", "tips/05-ddp.html"]
+    "hostile_page",
+    ["index.html", "results.html", "tips/04-create-on-device.html", "tips/05-ddp.html"],
 )
-def test_a_hostile_results_file_runs_no_script_in_a_real_browser(browser, hostile_site, page_path):
+def test_a_hostile_results_file_runs_no_script_in_a_real_browser(
+    browser, hostile_site, hostile_page
+):
     site, site_dir = hostile_site
     v = Visit(browser, site, site_dir, "desktop")
     dialogs = []
     v.page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     try:
-        page = v.open(page_path)
+        page = v.open(hostile_page)
         assert dialogs == []
         # 심은 글자는 화면에 글자 그대로 보입니다.
         assert '<script>alert("x1")</script>' in page.inner_text("article")
