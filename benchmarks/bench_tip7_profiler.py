@@ -25,7 +25,9 @@ PAGE = "tip7"
 # PyTorchProfiler는 fit 한 번에 몇 초가 들어서(기록한 연산이 많음) 라운드를 3으로 줄입니다.
 SIZES = {
     "cuda": {"n": 128, "max_steps": 16},
-    "cpu": {"n": 128, "max_steps": 16},
+    # CPU도 40스텝(에폭 다섯)이라 PyTorchProfiler의 일정(대기 1, 워밍업 1, 기록 3)이 여러 번 돕니다.
+    # 16스텝이면 준비와 추적 파일 쓰기가 비용의 대부분이 되어 프로파일러의 평소 비용을 부풀립니다.
+    "cpu": {"n": 128, "max_steps": 40},
     "quick": {"n": 32, "max_steps": 2},
 }
 BATCH_SIZE = 16

@@ -35,6 +35,7 @@ class Group:
     title: str
     work: str
     conclusion: str
+    ceiling_label: str = "천장 대비"  # 전부 합치면은 "MFU"(모델 FLOPs 활용률)
 
 
 @dataclass(frozen=True)
@@ -133,7 +134,13 @@ def fill(template: str, params: dict) -> str:
 def _page(raw: dict) -> Page:
     where = raw.get("id", "?")
     groups = {
-        key: Group(key, spec["title"], spec["work"], spec.get("conclusion", "speedup"))
+        key: Group(
+            key,
+            spec["title"],
+            spec["work"],
+            spec.get("conclusion", "speedup"),
+            spec.get("ceiling_label", "천장 대비"),
+        )
         for key, spec in raw.pop("groups", {}).items()
     }
     for group in groups.values():

@@ -105,7 +105,8 @@ def group_view(group: analysis.Group, env: dict) -> GroupView:
     for name in metric_names:
         label, unit, _ = analysis.METRIC_DISPLAY[name]
         columns.append(Column(f"{label}({unit})" if unit else label, True))
-    columns += [Column("기준 대비(배)", True)] * relative + [Column("천장 대비(%)", True)] * ceiling
+    columns += [Column("기준 대비(배)", True)] * relative
+    columns += [Column(f"{group.spec.ceiling_label}(%)", True)] * ceiling
     rows = []
     for row in group.rows:
         entry, shown = row.entry, row.shown_metrics()
