@@ -1,0 +1,82 @@
+"""더 나아가기 5 벤치마크: 인과 어텐션 한 번의 순전파+역전파를 손으로 쓴 코드와 SDPA로 잽니다.
+
+SDPA는 세 가지로 잽니다: is_causal=True(권장), 같은 마스크를 텐서로 넘긴 것, math 커널을 강제한
+것. 각 SDPA가 실제로 고른 커널은 시간 밖에서 한 번 확인해 이름(params의 kernel)에 넣습니다.
+연산 수는 인과 마스크로 건너뛰는 절반도 세는 행렬 곱 FLOP이고, 천장은 같은 실행에서 잰 같은
+dtype의 큰 행렬 곱입니다. GPU는 flash 커널이 받는 bf16, CPU는 fp32로 잽니다.
+"""
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend
+
+from snippets import beyond_sdpa as sdpa
+
+PAGE = "sdpa"
+
+# (배치, 헤드, 길이, 헤드 차원)과 dtype. GPU의 손으로 쓴 어텐션은 점수 행렬만 1 GiB입니다.
+SIZES = {
+    "cuda": {"batch": 8, "heads": 16, "seq_len": 2048, "head_dim": 64, "dtype": "bf16"},
+    "cpu": {"batch": 2, "heads": 8, "seq_len": 512, "head_dim": 64, "dtype": "fp32"},
+    "quick": {"batch": 1, "heads": 2, "seq_len": 32, "head_dim": 16, "dtype": "fp32"},
+}
+DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
+# 천장 행렬 곱의 크기 n(n×n @ n×n).
+MATMUL_SIZES = {"cuda": 8192, "cpu": 1024, "quick": 64}
+
+# 변형 key → (어텐션 함수, 역할)
+VARIANTS = {
+    "by-hand": (sdpa.attention_by_hand, "baseline"),
+    "sdpa-causal": (sdpa.attention_sdpa, "recommended"),
+    "sdpa-mask": (sdpa.attention_sdpa_with_mask, "other"),
+    "sdpa-math": (sdpa.with_backend(SDPBackend.MATH, sdpa.attention_sdpa), "other"),
+}
+
+
+@pytest.mark.measures("fwd-bwd")
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_attention(measure, bench_device, size_key, name):
+    size = dict(SIZES[size_key])
+    dtype_name = size.pop("dtype")
+    attention, role = VARIANTS[name]
+    q, k, v, grad_out = sdpa.make_inputs(bench_device, **size, dtype=DTYPES[dtype_name])
+    params = {**size, "dtype": dtype_name}
+    if name != "by-hand":
+        params["kernel"] = sdpa.kernel_used(attention, q, k, v)
+    grads = measure(
+        sdpa.forward_backward,
+        attention,
+        q,
+        k,
+        v,
+        grad_out,
+        key=name,
+        group="fwd-bwd",
+        variant=name,
+        role=role,
+        params=params,
+        per_call={"flops": sdpa.attention_flops(**size)},
+        ceiling="matmul",
+    )
+    assert [g.shape for g in grads] == [q.shape] * 3
+
+
+@pytest.mark.measures("ceiling")
+def test_matmul_ceiling(measure, bench_device, size_key):
+    n = MATMUL_SIZES[size_key]
+    dtype_name = SIZES[size_key]["dtype"]
+    # 0으로 채운 행렬은 실제 데이터보다 빠를 수 있으므로 무작위 값을 씁니다.
+    a = torch.randn(n, n, device=bench_device, dtype=DTYPES[dtype_name])
+    b = torch.randn(n, n, device=bench_device, dtype=DTYPES[dtype_name])
+    product = measure(
+        torch.matmul,
+        a,
+        b,
+        key="matmul",
+        group="ceiling",
+        variant="matmul",
+        role="ceiling",
+        params={"n": n, "dtype": dtype_name},
+        per_call={"flops": 2 * n**3},
+    )
+    assert product.shape == (n, n)

@@ -1,0 +1,215 @@
+"""더 나아가기 5: 손으로 쓴 어텐션 대신 `F.scaled_dot_product_attention`(SDPA)을 씁니다.
+
+같은 인과(causal) 어텐션을 손으로 쓴 코드와 SDPA로 계산하고, SDPA가 어떤 커널을 골랐는지
+역전파 노드의 이름으로 확인합니다.
+
+실행: `python snippets/beyond_sdpa.py [--device auto|cpu|cuda]`
+"""
+
+# --8<-- [start:imports]
+import math
+
+import torch
+import torch.nn.functional as F
+from torch.nn.attention import SDPBackend, sdpa_kernel
+from torch.utils.benchmark import Timer
+
+# --8<-- [end:imports]
+
+
+# --8<-- [start:slow]
+def attention_by_hand(q, k, v):
+    """손으로 쓴 인과 어텐션입니다(느린 방식). 모양은 (배치, 헤드, 길이, 헤드 차원)입니다.
+
+    (길이 × 길이) 점수 행렬을 통째로 메모리에 만들고, 마스크, 소프트맥스, 곱을 따로따로
+    계산합니다. 역전파를 위해 중간 행렬도 여러 개 저장합니다.
+    """
+    seq_len = q.size(-2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=q.device).tril()
+    scores = scores.masked_fill(~causal, float("-inf"))  # 미래 토큰은 보지 못하게 합니다.
+    return torch.softmax(scores, dim=-1) @ v
+
+
+# --8<-- [end:slow]
+
+
+# --8<-- [start:fast]
+def attention_sdpa(q, k, v):
+    """같은 계산을 SDPA 한 줄로 합니다(빠른 방식). is_causal=True면 마스크 텐서가 필요 없습니다."""
+    return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+# --8<-- [end:fast]
+
+
+# --8<-- [start:mask]
+def attention_sdpa_with_mask(q, k, v):
+    """결과는 같지만 인과 마스크를 텐서로 넘깁니다. GPU에서는 이것만으로 flash 커널을 못 씁니다."""
+    seq_len = q.size(-2)
+    causal = torch.ones(seq_len, seq_len, dtype=torch.bool, device=q.device).tril()
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=causal)
+
+
+# --8<-- [end:mask]
+
+
+# --8<-- [start:kernel]
+# 역전파 노드 이름에 든 글자 → 커널 이름. 어느 것도 없으면 math(여러 연산으로 나눈 계산)입니다.
+KERNELS = {
+    "FlashAttentionForCpu": "flash-cpu",
+    "FlashAttention": "flash",
+    "EfficientAttention": "memory-efficient",
+    "CudnnAttention": "cudnn",
+}
+
+
+def kernel_used(attention, q, k, v):
+    """attention(q, k, v)가 실제로 어떤 SDPA 커널로 계산됐는지 돌려줍니다.
+
+    fused 커널은 역전파 노드 하나(`ScaledDotProduct...Backward0`)를 남기고, math는 행렬 곱과
+    소프트맥스 같은 평범한 연산의 노드를 남깁니다. 그래서 출력의 grad_fn 이름을 봅니다.
+    """
+    q, k, v = (t.detach().requires_grad_() for t in (q, k, v))
+    node = attention(q, k, v).grad_fn.name()
+    for marker, name in KERNELS.items():
+        if marker in node:
+            return name
+    return "math"
+
+
+def with_backend(backend, attention):
+    """SDPA가 backend 커널만 쓰도록 묶은 attention을 돌려줍니다. 못 쓰면 RuntimeError가 납니다."""
+
+    def forced(q, k, v):
+        with sdpa_kernel(backend):
+            return attention(q, k, v)
+
+    return forced
+
+
+# --8<-- [end:kernel]
+
+
+# --8<-- [start:train]
+def forward_backward(attention, q, k, v, grad_out):
+    """어텐션 한 번의 순전파와 역전파입니다. 변화도를 누적하지 않고 돌려줍니다."""
+    out = attention(q, k, v)
+    return torch.autograd.grad(out, (q, k, v), grad_out)
+
+
+# --8<-- [end:train]
+
+
+def make_inputs(device, batch=2, heads=4, seq_len=128, head_dim=32, dtype=torch.float32, seed=0):
+    """장치에서 바로 q, k, v와 출력의 변화도(grad_out)를 만듭니다. 같은 seed면 같은 값입니다."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    shape = (batch, heads, seq_len, head_dim)
+    q, k, v, grad_out = (
+        torch.randn(shape, device=device, dtype=dtype, generator=g) for _ in range(4)
+    )
+    return q.requires_grad_(), k.requires_grad_(), v.requires_grad_(), grad_out
+
+
+def attention_flops(batch, heads, seq_len, head_dim):
+    """순전파+역전파의 행렬 곱 연산 수입니다. 인과 마스크로 건너뛰는 절반도 셉니다.
+
+    순전파는 QKᵀ와 (점수)V 두 번의 곱(각 2·B·H·T²·D), 역전파는 그 두 배입니다.
+    """
+    return 3 * 4 * batch * heads * seq_len**2 * head_dim
+
+
+def pick_device(name="auto"):
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"GPU 번호 {index!r}는 쓸 수 없습니다. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
+    return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
+
+
+def main(device_name="auto"):
+    device = pick_device(device_name)
+    # GPU의 flash 커널은 fp16/bf16만 받으므로 GPU에서는 bf16으로 잽니다.
+    dtype = torch.bfloat16 if device.type == "cuda" else torch.float32
+    seq_len = 1024 if device.type == "cuda" else 256
+    q, k, v, grad_out = make_inputs(device, batch=4, heads=8, seq_len=seq_len, dtype=dtype)
+    print(f"장치: {device}, dtype: {dtype}, 모양(배치, 헤드, 길이, 헤드 차원): {tuple(q.shape)}")
+    variants = {
+        "손으로 쓴 어텐션": attention_by_hand,
+        "SDPA is_causal=True": attention_sdpa,
+        "SDPA attn_mask=텐서": attention_sdpa_with_mask,
+        "SDPA math 커널 강제": with_backend(SDPBackend.MATH, attention_sdpa),
+    }
+    base_s = None
+    for label, attention in variants.items():
+        timer = Timer(
+            "f(a, q, k, v, g)",
+            globals={"f": forward_backward, "a": attention, "q": q, "k": k, "v": v, "g": grad_out},
+        )
+        seconds = timer.blocked_autorange(min_run_time=0.3).median
+        base_s = base_s or seconds
+        kernel = (
+            "" if attention is attention_by_hand else f", 커널: {kernel_used(attention, q, k, v)}"
+        )
+        print(
+            f"{label}: 순전파+역전파 {seconds * 1e3:.2f} ms "
+            f"(손으로 쓴 것 대비 {base_s / seconds:.2f}배){kernel}"
+        )
+    try:
+        with_backend(SDPBackend.FLASH_ATTENTION, attention_sdpa_with_mask)(q, k, v)
+        print("flash 커널만 허용해도 attn_mask가 있는 호출이 실행됩니다.")
+        print("CPU의 flash 커널은 마스크를 받기 때문입니다. GPU의 flash 커널은 받지 않습니다.")
+    except RuntimeError:
+        print("flash 커널만 허용하면 attn_mask가 있는 호출은 실패합니다.")
+        print("이 장치의 flash 커널은 임의의 마스크를 받지 않습니다.")
+
+
+if __name__ == "__main__":
+    parser = make_parser("더 나아가기 5: scaled_dot_product_attention")
+    main(parser.parse_args().device)

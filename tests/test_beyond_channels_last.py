@@ -1,0 +1,61 @@
+"""snippets/beyond_channels_last.py의 테스트: channels_last로 바꿔도 출력과 변화도가 같고, 형식이
+층을 따라 이어지는지 봅니다."""
+
+import copy
+
+import pytest
+import torch
+
+from snippets import beyond_channels_last as cl
+
+# (채널, 배치, 크기, 층 수)
+SHAPES = [(8, 1, 5, 1), (16, 2, 9, 2), (32, 3, 12, 3)]
+# dtype마다 허용 오차. bf16 autocast는 합성곱 알고리즘에 따라 반올림이 달라집니다.
+DTYPES = {"fp32": (None, 1e-4), "bf16": (torch.bfloat16, 5e-2)}
+
+
+@pytest.mark.parametrize("dtype", list(DTYPES))
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("kind", list(cl.KINDS))
+def test_channels_last_gives_the_same_output_and_gradients(kind, shape, dtype):
+    channels, batch, size, num_layers = shape
+    autocast_dtype, tol = DTYPES[dtype]
+    model, x = cl.make_inputs("cpu", kind, channels, batch, size, num_layers, seed=channels)
+    slow_model, slow_x = cl.keep_nchw(copy.deepcopy(model), x.clone())
+    fast_model, fast_x = cl.to_channels_last(copy.deepcopy(model), x.clone())
+    out_slow = cl.train_step(slow_model, slow_x, autocast_dtype)
+    out_fast = cl.train_step(fast_model, fast_x, autocast_dtype)
+    torch.testing.assert_close(out_fast.float(), out_slow.float(), rtol=tol, atol=tol)
+    for p_fast, p_slow in zip(fast_model.parameters(), slow_model.parameters(), strict=True):
+        torch.testing.assert_close(p_fast.grad, p_slow.grad, rtol=tol, atol=tol)
+    # 형식: 모양은 같고, 출력까지 channels_last가 이어집니다.
+    assert fast_x.shape == slow_x.shape
+    assert fast_x.is_contiguous(memory_format=torch.channels_last)
+    if channels > 1 and size > 1:
+        assert out_fast.is_contiguous(memory_format=torch.channels_last)
+        assert not out_fast.is_contiguous()
+        assert out_slow.is_contiguous()
+
+
+def test_kinds_set_the_groups():
+    for kind, groups in {"dense": 1, "grouped": 8, "depthwise": 32}.items():
+        model, _ = cl.make_inputs("cpu", kind, channels=32)
+        assert {m.groups for m in model if isinstance(m, torch.nn.Conv2d)} == {groups}
+
+
+def test_view_on_channels_last_output_fails_and_flatten_features_works():
+    model, x = cl.to_channels_last(*cl.make_inputs("cpu", "dense", 8, 2, 6, 1))
+    out = model(x)
+    with pytest.raises(RuntimeError, match="view size is not compatible"):
+        out.view(out.size(0), -1)
+    nchw_out = cl.keep_nchw(*cl.make_inputs("cpu", "dense", 8, 2, 6, 1))[0](x.contiguous())
+    torch.testing.assert_close(cl.flatten_features(out), cl.flatten_features(nchw_out))
+    assert cl.flatten_features(out).shape == (2, 8)
+
+
+def test_main_runs_on_cpu(capsys):
+    cl.main("cpu")
+    out = capsys.readouterr().out
+    assert "장치: cpu" in out
+    for kind in cl.KINDS:
+        assert f"fp32, {kind}:" in out and f"bf16 autocast, {kind}:" in out

@@ -1,0 +1,102 @@
+"""snippets/beyond_sdpa.py의 테스트: SDPA가 손으로 쓴 어텐션과 같은 값을 내고, 고른 커널을 맞게 알려
+주는지 봅니다."""
+
+import pytest
+import torch
+from torch.nn.attention import SDPBackend
+
+from snippets import beyond_sdpa as sdpa
+from tests.site_build import page_quotes
+
+# (배치, 헤드, 길이, 헤드 차원)
+SHAPES = [(1, 1, 1, 8), (2, 4, 17, 16), (3, 2, 64, 32), (1, 3, 130, 64)]
+# dtype마다 허용 오차: 계산 순서가 달라 생기는 반올림 차이만큼입니다.
+TOLERANCES = {torch.float32: 1e-5, torch.bfloat16: 3e-2}
+VARIANTS = {
+    "sdpa": sdpa.attention_sdpa,
+    "mask": sdpa.attention_sdpa_with_mask,
+    "math": sdpa.with_backend(SDPBackend.MATH, sdpa.attention_sdpa),
+    "flash": sdpa.with_backend(SDPBackend.FLASH_ATTENTION, sdpa.attention_sdpa),
+}
+
+
+@pytest.mark.parametrize("dtype", list(TOLERANCES), ids=str)
+@pytest.mark.parametrize("shape", SHAPES)
+@pytest.mark.parametrize("name", list(VARIANTS))
+def test_sdpa_matches_hand_written_attention_forward_and_backward(name, shape, dtype):
+    q, k, v, grad_out = sdpa.make_inputs("cpu", *shape, dtype=dtype, seed=sum(shape))
+    expected = sdpa.forward_backward(sdpa.attention_by_hand, q, k, v, grad_out)
+    actual = sdpa.forward_backward(VARIANTS[name], q, k, v, grad_out)
+    tol = TOLERANCES[dtype]
+    for a, e in zip(actual, expected, strict=True):
+        assert a.dtype == dtype and a.shape == e.shape
+        torch.testing.assert_close(a.float(), e.float(), rtol=tol, atol=tol)
+    out_expected = sdpa.attention_by_hand(q, k, v)
+    torch.testing.assert_close(
+        VARIANTS[name](q, k, v).float(), out_expected.float(), rtol=tol, atol=tol
+    )
+
+
+def test_first_token_attends_only_to_itself():
+    # 인과 마스크가 맞다면 첫 토큰의 출력은 첫 토큰의 v 그대로입니다.
+    q, k, v, _ = sdpa.make_inputs("cpu", 2, 2, 9, 8, seed=1)
+    for attention in (sdpa.attention_by_hand, sdpa.attention_sdpa, sdpa.attention_sdpa_with_mask):
+        torch.testing.assert_close(attention(q, k, v)[..., 0, :], v[..., 0, :])
+
+
+def test_forward_backward_does_not_accumulate_into_grad():
+    q, k, v, grad_out = sdpa.make_inputs("cpu", 1, 2, 8, 8)
+    sdpa.forward_backward(sdpa.attention_sdpa, q, k, v, grad_out)
+    assert q.grad is None and k.grad is None and v.grad is None
+
+
+def test_kernel_used_on_cpu():
+    q, k, v, _ = sdpa.make_inputs("cpu", 1, 2, 16, 8)
+    assert sdpa.kernel_used(sdpa.attention_sdpa, q, k, v) == "flash-cpu"
+    # CPU의 flash 커널은 attn_mask도 받습니다(GPU의 flash 커널과 다릅니다).
+    assert sdpa.kernel_used(sdpa.attention_sdpa_with_mask, q, k, v) == "flash-cpu"
+    assert sdpa.kernel_used(VARIANTS["math"], q, k, v) == "math"
+    assert sdpa.kernel_used(sdpa.attention_by_hand, q, k, v) == "math"
+    # kernel_used는 입력을 떼어 내 쓰므로 원래 텐서에 변화도를 남기지 않습니다.
+    assert q.grad is None
+
+
+def test_forcing_a_kernel_that_cannot_run_raises_no_available_kernel():
+    # pytorch#117354: fused 커널은 4차원 입력만 받습니다. 3차원으로 flash만 허용하면 실패합니다.
+    q, k, v, _ = sdpa.make_inputs("cpu", 1, 2, 16, 8)
+    flash_only = sdpa.with_backend(SDPBackend.FLASH_ATTENTION, sdpa.attention_sdpa)
+    with pytest.warns(UserWarning, match="4 dimensional") as record:
+        with pytest.raises(RuntimeError, match="No available kernel") as error:
+            flash_only(q[0], k[0], v[0])
+    # 페이지가 인용한 경고와 오류가 실제 메시지와 같은지 봅니다.
+    assert page_quotes("beyond/05-sdpa.md", str(error.value))
+    assert any(page_quotes("beyond/05-sdpa.md", str(w.message)) for w in record)
+    # 기본 설정에서는 math로 조용히 물러나 계산합니다.
+    out = sdpa.attention_sdpa(q[0], k[0], v[0])
+    torch.testing.assert_close(out, sdpa.attention_by_hand(q, k, v)[0])
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="CUDA GPU에서만 확인합니다")
+def test_explicit_mask_rules_out_flash_on_cuda():
+    q, k, v, _ = sdpa.make_inputs("cuda", 2, 4, 256, 64, dtype=torch.bfloat16)
+    assert sdpa.kernel_used(sdpa.attention_sdpa_with_mask, q, k, v) != "flash"
+    flash_only = sdpa.with_backend(SDPBackend.FLASH_ATTENTION, sdpa.attention_sdpa_with_mask)
+    with pytest.raises(RuntimeError, match="No available kernel"):
+        flash_only(q, k, v)
+
+
+def test_attention_flops_counts_both_matmuls_three_times():
+    assert sdpa.attention_flops(1, 1, 2, 3) == 3 * 2 * 2 * (2 * 2 * 3)
+    from torch.utils.flop_counter import FlopCounterMode
+
+    q, k, v, grad_out = sdpa.make_inputs("cpu", 2, 3, 16, 8)
+    with FlopCounterMode(display=False) as counter:
+        sdpa.forward_backward(sdpa.attention_by_hand, q, k, v, grad_out)
+    assert counter.get_total_flops() == sdpa.attention_flops(2, 3, 16, 8)
+
+
+def test_main_runs_on_cpu(capsys):
+    sdpa.main("cpu")
+    out = capsys.readouterr().out
+    assert "장치: cpu" in out
+    assert "커널: flash-cpu" in out and "커널: math" in out
