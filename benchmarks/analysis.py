@@ -309,8 +309,8 @@ def _overhead(group: Group) -> str:
         return _speedup(group)
     costs = ", ".join(f"{row.label} {row.relative_text()}" for row in others)
     return (
-        f"프로파일러는 병목을 찾는 도구일 뿐, 켜 두면 같은 학습이 느려집니다: {costs}. "
-        "병목을 찾은 뒤에는 끄고 학습하세요."
+        f"문제를 찾는 도구는 켜 두기만 해도 같은 일이 느려집니다: {costs}. "
+        "찾은 뒤에는 끄고 학습하세요."
     )
 
 

@@ -107,7 +107,8 @@ class Page:
 
     def group_name(self, key: str) -> str:
         """값 없이 부르는 묶음 이름: 제목에서 `{자리}`가 든 괄호를 뺀 것입니다."""
-        return re.sub(r"\s*\([^()]*\{\w+\}[^()]*\)", "", self.group(key).title)
+        title = re.sub(r"\s*\([^()]*\{\w+\}[^()]*\)", "", self.group(key).title)
+        return re.sub(r"\s*\{\w+\}\S*", "", title).strip()
 
     def group_work(self, key: str, params: dict) -> str:
         return fill(self.group(key).work, params)

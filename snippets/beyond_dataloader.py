@@ -1,0 +1,270 @@
+"""더 나아가기: num_workers 다음에 볼 DataLoader 설정.
+
+- `persistent_workers=True`: 에폭이 끝나도 워커 프로세스를 살려 두어, 에폭마다 워커를 새로 띄우는
+  비용을 없앱니다.
+- `prefetch_factor`: 워커 하나가 미리 만들어 두는 배치 수(기본 2).
+- 파이썬 객체 목록을 담은 데이터셋은 워커가 읽기만 해도 메모리가 불어납니다(copy-on-read).
+  같은 값을 NumPy 배열 하나에 담으면 불어나지 않습니다.
+
+실행: `python snippets/beyond_dataloader.py [--device auto|cpu|cuda]`
+"""
+
+# --8<-- [start:imports]
+import multiprocessing
+import random
+import sys
+import time
+
+import numpy as np
+import torch
+from torch.utils.data import DataLoader, Dataset
+
+# --8<-- [end:imports]
+
+
+# --8<-- [start:dataset]
+class TensorRows(Dataset):
+    """이미 메모리에 있는 텐서의 행을 돌려주는 가벼운 데이터셋(검증 세트처럼 작고 빠른 것)."""
+
+    def __init__(self, length=256, features=64, seed=0):
+        self.data = torch.randn(length, features, generator=torch.Generator().manual_seed(seed))
+
+    def __len__(self):
+        return len(self.data)
+
+    def __getitem__(self, index):
+        return self.data[index]
+
+
+# --8<-- [end:dataset]
+
+
+# --8<-- [start:slow]
+def make_loader_restarting(dataset, batch_size=32, num_workers=2):
+    """기본값(persistent_workers=False): 에폭마다 워커를 새로 띄우고, 끝나면 닫습니다."""
+    return DataLoader(dataset, batch_size=batch_size, num_workers=num_workers)
+
+
+# --8<-- [end:slow]
+
+
+# --8<-- [start:fast]
+def make_loader_persistent(dataset, batch_size=32, num_workers=2, prefetch_factor=2):
+    """워커를 첫 에폭에 한 번 띄우고 끝까지 씁니다. prefetch_factor는 워커마다 미리 만들 배치 수."""
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        num_workers=num_workers,
+        persistent_workers=True,
+        prefetch_factor=prefetch_factor,
+    )
+
+
+# --8<-- [end:fast]
+
+
+# --8<-- [start:epochs]
+def run_epochs(loader, epochs):
+    """에폭 epochs번을 돌며 모든 배치를 꺼냅니다. 꺼낸 샘플 수를 돌려줍니다."""
+    samples = 0
+    for _ in range(epochs):
+        for batch in loader:
+            samples += len(batch)
+    return samples
+
+
+# --8<-- [end:epochs]
+
+
+# --8<-- [start:prefetch]
+class UnevenWork(Dataset):
+    """샘플마다 실제 CPU 일을 하는 데이터셋. 연속한 샘플 32개 가운데 처음 8개는 일이 네 배입니다.
+
+    큰 이미지가 몰려 있어 디코딩 시간이 고르지 않은 경우를 흉내 냅니다. 배치 크기가 8이면 네
+    배치에 한 번 무거운 배치가 옵니다.
+    """
+
+    def __init__(self, length=256, size=48, light=2, heavy=8, seed=0):
+        g = torch.Generator().manual_seed(seed)
+        self.length, self.light, self.heavy = length, light, heavy
+        self.base = torch.randn(size, size, generator=g)
+        self.weight = torch.randn(size, size, generator=g) / size**0.5
+
+    def __len__(self):
+        return self.length
+
+    def __getitem__(self, index):
+        x = self.base + index
+        for _ in range(self.heavy if index % 32 < 8 else self.light):
+            x = torch.tanh(x @ self.weight)
+        return x
+
+
+def consume(loader, step_seconds):
+    """배치마다 step_seconds 동안 GPU가 학습한다고 치고 기다립니다. 그동안 CPU는 쉽니다."""
+    batches = 0
+    for _batch in loader:
+        time.sleep(step_seconds)
+        batches += 1
+    return batches
+
+
+# --8<-- [end:prefetch]
+
+
+# --8<-- [start:memory]
+class PythonFloats(Dataset):
+    """값을 파이썬 float 객체의 리스트로 들고 있는 데이터셋(pytorch#13246의 모양).
+
+    워커가 행을 읽을 때마다 각 float 객체의 참조 횟수(refcount)를 바꿉니다. 그러면 fork로 공유하던
+    메모리 페이지가 워커마다 복사됩니다(copy-on-write가 읽기에서도 일어나는 셈).
+    """
+
+    def __init__(self, rows=1000, row_size=256, seed=0):
+        rng = random.Random(seed)
+        self.row_size = row_size
+        self.values = [rng.random() for _ in range(rows * row_size)]
+
+    def __len__(self):
+        return len(self.values) // self.row_size
+
+    def __getitem__(self, index):
+        start = index * self.row_size
+        return torch.tensor(self.values[start : start + self.row_size], dtype=torch.float64)
+
+
+class NumpyFloats(Dataset):
+    """같은 값을 NumPy 배열 하나에 담은 데이터셋. 읽기만 하면 공유 페이지를 건드리지 않습니다."""
+
+    def __init__(self, rows=1000, row_size=256, seed=0):
+        rng = random.Random(seed)
+        self.row_size = row_size
+        # 리스트를 거치지 않고 바로 채웁니다. 큰 리스트를 만들었다 버리면 그 빈자리를 워커가
+        # 재사용하면서 공유 페이지에 쓰게 되어, 재는 값에 잡음이 섞입니다.
+        count = rows * row_size
+        self.values = np.fromiter((rng.random() for _ in range(count)), np.float64, count)
+
+    def __len__(self):
+        return len(self.values) // self.row_size
+
+    def __getitem__(self, index):
+        start = index * self.row_size
+        return torch.from_numpy(self.values[start : start + self.row_size].copy())
+
+
+def private_memory_mib(pid):
+    """리눅스의 /proc/<pid>/smaps_rollup에서 USS(그 프로세스만 가진 메모리)를 MiB로 읽습니다."""
+    fields = {}
+    with open(f"/proc/{pid}/smaps_rollup") as handle:
+        for line in handle:
+            name, _, rest = line.partition(":")
+            if rest.strip().endswith("kB"):
+                fields[name] = int(rest.split()[0])
+    return (fields["Private_Clean"] + fields["Private_Dirty"]) / 1024
+
+
+def worker_memory_growth_mib(dataset, batch_size=32, num_workers=2):
+    """한 에폭 동안 워커들의 USS가 늘어난 양(MiB, 워커 전체 합)을 잽니다. 리눅스 전용입니다.
+
+    첫 배치를 받은 뒤 한 번, 에폭이 끝난 뒤 한 번 잽니다. persistent 워커라서 에폭이 끝나도
+    살아 있어 잴 수 있습니다.
+    """
+    before = set(multiprocessing.active_children())
+    loader = make_loader_persistent(dataset, batch_size, num_workers)
+    batches = iter(loader)
+    next(batches)
+    workers = [p for p in multiprocessing.active_children() if p not in before]
+    start = {p.pid: private_memory_mib(p.pid) for p in workers}
+    for _ in batches:
+        pass
+    growth = sum(private_memory_mib(pid) - mib for pid, mib in start.items())
+    del batches, loader  # 워커를 닫습니다.
+    return growth
+
+
+# --8<-- [end:memory]
+
+
+def pick_device(name="auto"):
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"GPU 번호 {index!r}는 쓸 수 없습니다. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
+    return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
+
+
+def main(device_name="auto", epochs=5):
+    device = pick_device(device_name)
+    print(f"장치: {device} (데이터 준비는 CPU에서 합니다)")
+    dataset = TensorRows(length=128)
+    for label, loader in [
+        ("persistent_workers=False", make_loader_restarting(dataset)),
+        ("persistent_workers=True", make_loader_persistent(dataset)),
+    ]:
+        started = time.perf_counter()
+        run_epochs(loader, epochs)
+        print(f"{label}: 에폭 {epochs}번 {(time.perf_counter() - started) * 1e3:.0f} ms")
+        del loader
+    if sys.platform != "linux":
+        print("워커 메모리는 리눅스의 /proc에서 읽으므로 이 운영체제에서는 재지 않습니다.")
+        return
+    for dataset_type in (PythonFloats, NumpyFloats):
+        growth = worker_memory_growth_mib(dataset_type(rows=4000, row_size=256))
+        print(
+            f"{dataset_type.__name__}: 한 에폭 동안 워커 메모리(USS)가 {growth:.1f} MiB 늘었습니다"
+        )
+
+
+# --8<-- [start:guard]
+if __name__ == "__main__":
+    # 워커를 spawn으로 띄우는 macOS와 Windows에서는 워커마다 이 파일을 다시 import합니다.
+    # 이 가드가 없으면 워커가 main()을 다시 실행하려다 멈춥니다.
+    parser = make_parser("더 나아가기 11: num_workers 다음: persistent_workers와 prefetch_factor")
+    main(parser.parse_args().device)
+# --8<-- [end:guard]

@@ -1,0 +1,205 @@
+"""더 나아가기: float8 학습(torchao).
+
+Hopper(H100, H200)와 Ada(RTX 4090, L4, L40S) GPU는 float8 행렬 곱을 bf16의 두 배 속도로 합니다.
+torchao의 `convert_to_float8_training`은 `nn.Linear`를 float8로 계산하는 층으로 바꿉니다. 텐서마다
+배율(scale)을 구해 float8로 바꾸는 일이 덧붙으므로, 행렬이 작으면 오히려 느립니다.
+
+torchao는 GPU 경로 안에서만 import합니다. 그래서 이 파일은 torchao가 없는 CPU 컴퓨터에서도 열리고,
+무엇이 필요한지 한국어로 알려 줍니다.
+
+실행: `python snippets/beyond_float8.py [--device auto|cpu|cuda]`
+"""
+
+# --8<-- [start:imports]
+import time
+
+import torch
+
+# --8<-- [end:imports]
+
+
+# --8<-- [start:setup]
+def make_model(dim=1024, hidden=4096, layers=2, dtype=torch.bfloat16, seed=0):
+    """트랜스포머의 MLP 블록을 쌓은 모델. float8 행렬 곱은 모든 차원이 16의 배수여야 합니다."""
+    torch.manual_seed(seed)
+    blocks = []
+    for _ in range(layers):
+        blocks += [torch.nn.Linear(dim, hidden), torch.nn.GELU(), torch.nn.Linear(hidden, dim)]
+    return torch.nn.Sequential(*blocks).to(dtype)
+
+
+def make_inputs(tokens=4096, dim=1024, dtype=torch.bfloat16, seed=1):
+    """(토큰 수, dim) 입력입니다. 배치 × 시퀀스 길이를 한 축으로 편 것과 같습니다."""
+    return torch.randn(tokens, dim, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+
+
+def train_step(model, optimizer, x):
+    """순전파, 역전파, 갱신 한 번입니다. 손실은 출력의 제곱 평균(모양만 있으면 되는 예제)."""
+    optimizer.zero_grad()
+    loss = model(x).float().pow(2).mean()
+    loss.backward()
+    optimizer.step()
+    return loss.detach()
+
+
+def linear_flops(model, tokens):
+    """학습 스텝 한 번의 행렬 곱 연산 수: 순전파 2·토큰·입력·출력, 역전파는 그 두 배."""
+    # torchao의 Float8Linear도 nn.Linear의 하위 클래스라서 함께 셉니다.
+    linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
+    return sum(6 * tokens * m.in_features * m.out_features for m in linears)
+
+
+# --8<-- [end:setup]
+
+
+# --8<-- [start:check]
+def float8_support(device):
+    """이 장치에서 float8 학습을 쓸 수 있으면 None, 없으면 그 이유(한국어)를 돌려줍니다."""
+    if device.type != "cuda":
+        return (
+            "float8 학습에는 CUDA GPU가 필요합니다. float8 행렬 곱은 Hopper(H100, H200)나 "
+            "Ada(RTX 4090, L4, L40S) GPU의 텐서 코어에서만 빠릅니다."
+        )
+    major, minor = torch.cuda.get_device_capability(device)
+    if (major, minor) < (8, 9):
+        name = torch.cuda.get_device_name(device)
+        return (
+            f"{name}(계산 능력 {major}.{minor})에는 float8 텐서 코어가 없습니다. "
+            "계산 능력 8.9(Ada) 이상, 예를 들어 H100, H200, RTX 4090, L4가 필요합니다."
+        )
+    try:
+        import torchao  # noqa: F401
+    except ImportError:
+        return "torchao가 설치되어 있지 않습니다. `pip install torchao`로 설치하세요."
+    return None
+
+
+def require_float8(device):
+    """float8을 쓸 수 없으면 이유를 한국어로 남기고 멈춥니다(종료 코드 1)."""
+    reason = float8_support(device)
+    if reason:
+        raise SystemExit(f"이 예제는 CUDA GPU가 필요합니다. {reason}")
+
+
+# --8<-- [end:check]
+
+
+# --8<-- [start:slow]
+def bf16_model(model):
+    """기준: bf16 모델을 그대로 컴파일합니다(float8 쪽과 같은 조건으로 비교하려고)."""
+    return torch.compile(model)
+
+
+# --8<-- [end:slow]
+
+
+# --8<-- [start:fast]
+def float8_model(model, compile=True):
+    """nn.Linear를 torchao의 Float8Linear로 바꾸고 컴파일합니다.
+
+    배율을 구하고 float8로 바꾸는 연산을 행렬 곱과 합쳐 주는 torch.compile이 있어야 빨라집니다.
+    차원이 16의 배수가 아닌 층은 float8 행렬 곱을 쓸 수 없어 건너뜁니다.
+    """
+    from torchao.float8 import convert_to_float8_training  # GPU 경로에서만 필요합니다.
+
+    def divisible_by_16(module, fqn):
+        return module.in_features % 16 == 0 and module.out_features % 16 == 0
+
+    convert_to_float8_training(model, module_filter_fn=divisible_by_16)
+    return torch.compile(model) if compile else model
+
+
+# --8<-- [end:fast]
+
+
+def pick_device(name="auto"):
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"GPU 번호 {index!r}는 쓸 수 없습니다. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
+    return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
+
+
+def step_seconds(model, optimizer, x, steps=10):
+    """워밍업(컴파일 포함) 뒤 스텝 steps번의 평균 시간입니다. GPU가 끝날 때까지 기다려 잽니다."""
+    for _ in range(3):
+        train_step(model, optimizer, x)
+    torch.cuda.synchronize()
+    started = time.perf_counter()
+    for _ in range(steps):
+        train_step(model, optimizer, x)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - started) / steps
+
+
+def main(device_name="auto"):
+    device = pick_device(device_name)
+    reason = float8_support(device)
+    if reason:
+        print(f"장치: {device}. 여기서는 float8 학습을 재지 않습니다: {reason}")
+        return
+    print(f"장치: {torch.cuda.get_device_name(device)}")
+    for dim, hidden, tokens in [(512, 2048, 4096), (4096, 16384, 8192)]:
+        x = make_inputs(tokens, dim).to(device)
+        times = {}
+        for label, wrap in [("bf16", bf16_model), ("float8", float8_model)]:
+            model = wrap(make_model(dim, hidden).to(device))
+            optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+            times[label] = step_seconds(model, optimizer, x)
+        ratio = times["bf16"] / times["float8"]
+        verdict = "빠릅니다" if ratio > 1 else "느립니다"
+        print(
+            f"dim {dim}, hidden {hidden}, 토큰 {tokens}: bf16 {times['bf16'] * 1e3:.2f} ms, "
+            f"float8 {times['float8'] * 1e3:.2f} ms → float8이 {ratio:.2f}배로 {verdict}"
+        )
+
+
+if __name__ == "__main__":
+    parser = make_parser("더 나아가기 12: float8 학습(torchao)")
+    main(parser.parse_args().device)

@@ -1,0 +1,126 @@
+"""snippets/beyond_grad_accumulation.py의 테스트: 누적한 변화도가 큰 배치의 변화도와 같은지.
+
+DDP 부분은 진짜 CPU 프로세스 2개(gloo)를 띄웁니다. 프로세스를 띄우는 데 몇 초가 들어 한 번만
+띄우고, 그 결과로 여러 가지를 확인합니다.
+"""
+
+import pytest
+import torch
+
+from snippets import beyond_grad_accumulation as ga
+
+# (배치 크기, 시퀀스 길이, 특징 수, 마이크로배치 수)
+SHAPES = [(8, 12, 32, 4), (6, 5, 7, 3), (4, 9, 16, 2), (12, 3, 8, 6)]
+TOLERANCE = {torch.float32: 1e-5, torch.float64: 1e-12}
+
+
+def step_and_grads(step, dtype, shape, **kwargs):
+    batch_size, seq_len, features, _ = shape
+    model = ga.make_model(features=features, dtype=dtype)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    x, y = ga.make_inputs(batch_size, seq_len, features, dtype=dtype)
+    loss = step(model, optimizer, x, y, **kwargs)
+    return ga.gradients(model), dict(model.named_parameters()), loss
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64], ids=str)
+def test_accumulated_step_equals_large_batch(shape, dtype):
+    tol = TOLERANCE[dtype]
+    ref_grads, ref_params, ref_loss = step_and_grads(ga.large_batch_step, dtype, shape)
+    grads, params, loss = step_and_grads(ga.accumulated_step, dtype, shape, micro_batches=shape[3])
+    torch.testing.assert_close(loss, ref_loss, rtol=tol, atol=tol)
+    for name, ref in ref_grads.items():
+        assert grads[name].dtype == dtype
+        torch.testing.assert_close(grads[name], ref, rtol=tol, atol=tol)
+        # 갱신한 가중치도 같습니다(옵티마이저는 변화도만 봅니다).
+        torch.testing.assert_close(params[name], ref_params[name], rtol=tol, atol=tol)
+
+
+@pytest.mark.parametrize("shape", SHAPES, ids=str)
+def test_naive_normalisation_differs_when_token_counts_differ(shape):
+    ref, _, _ = step_and_grads(ga.large_batch_step, torch.float64, shape)
+    naive, _, _ = step_and_grads(
+        ga.accumulated_step_naive, torch.float64, shape, micro_batches=shape[3]
+    )
+    assert ga.max_difference(naive, ref) > 1e-4
+
+
+def test_naive_normalisation_is_right_only_without_padding():
+    # 패딩이 없어 마이크로배치마다 토큰 수가 같으면 평균 ÷ 개수도 맞습니다: 실수가 숨는 이유입니다.
+    model = ga.make_model(features=8, dtype=torch.float64)
+    x, y = ga.make_inputs(6, 5, 8, dtype=torch.float64)
+    y[y == ga.IGNORE] = 0
+    ga.large_batch_step(model, torch.optim.SGD(model.parameters(), lr=0.0), x, y)
+    ref = ga.gradients(model)
+    ga.accumulated_step_naive(model, torch.optim.SGD(model.parameters(), lr=0.0), x, y, 3)
+    torch.testing.assert_close(ga.gradients(model), ref, rtol=1e-12, atol=1e-12)
+
+
+def test_inputs_have_padding_and_variable_lengths():
+    _, y = ga.make_inputs(8, 12)
+    per_row = (y != ga.IGNORE).sum(dim=1)
+    assert per_row.min() >= 1 and len(set(per_row.tolist())) > 1
+    assert int(ga.count_tokens(y)) == int(per_row.sum())
+
+
+@pytest.fixture(scope="module")
+def ddp_reports():
+    config = {
+        "model": {"features": 16, "hidden": 32, "vocab": 8, "dtype": torch.float64},
+        "inputs": {
+            "batch_size": 8,
+            "seq_len": 6,
+            "features": 16,
+            "vocab": 8,
+            "dtype": torch.float64,
+        },  # fmt: skip
+        "micro_batches": 2,
+        "steps": 2,
+        "variants": list(ga.DDP_STEPS),
+    }
+    return config, ga.run_ddp(config)
+
+
+def test_ddp_accumulation_equals_single_process_large_batch(ddp_reports):
+    config, per_rank = ddp_reports
+    model = ga.make_model(**config["model"])
+    x, y = ga.make_inputs(**config["inputs"])
+    ga.large_batch_step(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y)
+    reference = ga.gradients(model)
+    for report in per_rank:
+        for name in ga.DDP_STEPS:
+            grads = report[name]["grads"]
+            for name, ref in reference.items():
+                torch.testing.assert_close(grads[name], ref, rtol=1e-12, atol=1e-12)
+
+
+def test_no_sync_allreduces_once_per_step(ddp_reports):
+    config, per_rank = ddp_reports
+    k = config["micro_batches"]
+    for report in per_rank:
+        every = report["every-micro-batch"]["allreduces_per_step"]
+        once = report["no_sync"]["allreduces_per_step"]
+        # 버킷 수 × 마이크로배치 수 대 버킷 수 × 1.
+        assert once >= 1 and every == k * once
+        assert report["no_sync"]["seconds_per_step"] > 0
+
+
+def test_no_sync_around_backward_only_saves_nothing(ddp_reports):
+    # 페이지의 함정: 순전파를 no_sync() 밖에서 하면 매 마이크로배치마다 all-reduce합니다.
+    _, per_rank = ddp_reports
+    for report in per_rank:
+        late = report["no_sync-backward-only"]["allreduces_per_step"]
+        assert late == report["every-micro-batch"]["allreduces_per_step"]
+
+
+def test_main_runs_on_cpu(capsys, monkeypatch, ddp_reports):
+    # 프로세스를 한 번 더 띄우지 않게, DDP 부분은 위에서 띄운 프로세스들의 결과를 씁니다.
+    # run_ddp는 ddp_reports가 실제로 실행했습니다. 여기서는 main의 출력 흐름만 봅니다.
+    config, per_rank = ddp_reports
+    monkeypatch.setattr(ga, "run_ddp", lambda _config: per_rank)
+    ga.main("cpu", micro_batches=config["micro_batches"])
+    out = capsys.readouterr().out
+    assert "장치: cpu" in out
+    assert "변화도 누적: 큰 배치 한 번과의 변화도 최대 차이" in out
+    assert "스텝당 all-reduce 2번" in out and "스텝당 all-reduce 1번" in out
