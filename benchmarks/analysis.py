@@ -238,6 +238,8 @@ def conclusion(group: Group, env: dict) -> str:
         return _waterfall(group)
     if kind == "tradeoff":
         return _tradeoff(group)
+    if kind == "compile-time":
+        return _compile_time(group)
     return _speedup(group)
 
 
@@ -311,6 +313,19 @@ def _overhead(group: Group) -> str:
     return (
         f"문제를 찾는 도구는 켜 두기만 해도 같은 일이 느려집니다: {costs}. "
         "찾은 뒤에는 끄고 학습하세요."
+    )
+
+
+def _compile_time(group: Group) -> str:
+    """컴파일 시간(계산값)끼리 비교합니다: 기준과 권장 방식의 compile_s."""
+    baseline, chosen = group.with_role("baseline"), group.recommended
+    times = [row.entry["metrics"].get("compile_s") if row else None for row in (baseline, chosen)]
+    if None in times or not times[1]:
+        return _speedup(group)
+    return (
+        f"‘{chosen.label}’의 첫 호출은 {format_number(times[1])}초로, "
+        f"‘{baseline.label}’({format_number(times[0])}초)보다 {format_ratio(times[0] / times[1])} "
+        "빠릅니다. 같은 코드를 다시 실행하는 두 번째 실행부터는 컴파일 대부분을 캐시에서 읽습니다."
     )
 
 

@@ -22,7 +22,16 @@ SECTIONS = {
     "beyond": "더 나아가기",
 }
 REQUIRES = ("any", "cuda", "multi-gpu")
-CONCLUSIONS = ("speedup", "saturation", "bf16-isa", "overhead", "ceiling", "waterfall", "tradeoff")
+CONCLUSIONS = (
+    "speedup",
+    "saturation",
+    "bf16-isa",
+    "overhead",
+    "ceiling",
+    "waterfall",
+    "tradeoff",
+    "compile-time",
+)
 
 
 class RegistryError(ValueError):

@@ -86,7 +86,26 @@ def _mark_gpu_blocks(markdown: str, measured: registry.Page) -> str:
     return FENCE.sub(mark, markdown)
 
 
+def source_link(page, config) -> str:
+    """페이지 끝의 한 줄: 저장소와 이 페이지의 원본 파일(그리고 측정 페이지라면 스니펫)."""
+    repo = config.extra.get("repository")
+    if not repo:
+        return ""
+    links = [f"[저장소]({repo})", f"[이 페이지의 원본]({repo}/blob/main/docs/{page.file.src_uri})"]
+    measured = _page(page)
+    if measured:
+        links.append(f"[코드]({repo}/blob/main/snippets/{measured.snippet}.py)")
+    return "\n\n<small>" + " · ".join(links) + "</small>\n"
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
+    if not page.file.src_uri.endswith(".md"):  # 노트북 페이지는 mkdocs-jupyter가 그립니다
+        return markdown
+    markdown = _with_registry_parts(markdown, page, config, files)
+    return markdown.rstrip() + "\n" + source_link(page, config)
+
+
+def _with_registry_parts(markdown: str, page, config, files) -> str:
     def url(doc: str) -> str:
         found = files.get_file_from_path(doc)
         return get_relative_url(found.url if found else doc, page.file.url)

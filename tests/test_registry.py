@@ -189,3 +189,20 @@ def test_an_extra_registry_entry_gets_nav_title_notebook_and_results(tmp_path):
     home = unescape((site / "index.html").read_text(encoding="utf-8"))
     assert "시험용 비교" in home
     assert f"beyond/{number:02d}-demo.html" in (site / "index.html").read_text(encoding="utf-8")
+
+
+def test_every_page_links_to_its_source_in_the_one_repository(built_site):
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    config = yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    repo = config["extra"]["repository"]
+    owner_name = repo.removeprefix("https://github.com/")
+    guard = (ROOT / ".github" / "workflows" / "gpu-benchmark.yml").read_text(encoding="utf-8")
+    assert f"github.repository == '{owner_name}'" in guard
+    html = (built_site / "tips" / "04-create-on-device.html").read_text(encoding="utf-8")
+    assert f'href="{repo}/blob/main/docs/tips/04-create-on-device.md"' in html
+    assert f'href="{repo}/blob/main/snippets/tip4_create_on_device.py"' in html
