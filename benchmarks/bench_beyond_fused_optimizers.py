@@ -1,0 +1,57 @@
+"""더 나아가기 3 벤치마크: AdamW 한 스텝을 for-loop, foreach, fused로 잽니다.
+
+옵티마이저 스텝은 계산이 적고 메모리를 많이 옮기는 일입니다. 그래서 천장은 같은 바이트를 옮기는
+장치 안 복사(읽기+쓰기)입니다: AdamW 한 스텝은 적어도 가중치, 변화도, 두 모멘트를 읽고 가중치와 두
+모멘트를 씁니다(텐서 7개 분량). 같은 바이트의 복사보다 빠를 수는 없습니다.
+"""
+
+import pytest
+import torch
+
+from snippets import beyond_fused_optimizers as bf
+
+PAGE = "fused-optimizers"
+
+# (텐서 수, 텐서 하나의 원소 수). 작은 텐서가 많을수록 for-loop의 연산 호출 비용이 드러납니다.
+SIZES = {"quick": (4, 256), "cpu": (64, 16384), "cuda": (256, 1 << 18)}
+
+ROLES = {"for-loop": "baseline", "foreach": "other", "fused": "recommended"}
+
+
+@pytest.mark.measures("step")
+@pytest.mark.parametrize("name", list(bf.OPTIMIZERS))
+def test_adamw_step(measure, bench_device, size_key, name):
+    num_tensors, numel = SIZES[size_key]
+    params = bf.make_inputs(bench_device, num_tensors, numel)
+    optimizer = bf.OPTIMIZERS[name](params)
+    optimizer.step()  # 첫 스텝은 모멘트 텐서를 만드는 일이라 재지 않습니다.
+    measure(
+        optimizer.step,
+        key=f"adamw-{name}",
+        group="step",
+        variant=name,
+        role=ROLES[name],
+        params={"tensors": num_tensors, "numel": numel},
+        per_call={"bytes": bf.adamw_bytes_per_step(params)},
+        ceiling="copy-same-bytes",
+    )
+    assert all(torch.isfinite(p).all() for p in params)
+
+
+@pytest.mark.measures("ceiling")
+def test_copy_same_bytes_ceiling(measure, bench_device, size_key):
+    num_tensors, numel = SIZES[size_key]
+    # 복사는 원본을 읽고 대상에 쓰므로 2 × nbytes를 옮깁니다.
+    # 텐서 7개 분량이 되도록 3.5개 분량을 복사합니다.
+    source = torch.rand(7 * num_tensors * numel // 2, device=bench_device)
+    target = torch.empty_like(source)
+    measure(
+        target.copy_,
+        source,
+        key="copy-same-bytes",
+        group="ceiling",
+        variant="copy-same-bytes",
+        role="ceiling",
+        params={"mib": round(2 * source.nbytes / 2**20, 1)},
+        per_call={"bytes": 2 * source.nbytes},
+    )

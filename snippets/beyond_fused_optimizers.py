@@ -1,0 +1,171 @@
+"""더 나아가기 3: 퓨즈드(fused) 옵티마이저로 옵티마이저 스텝을 줄입니다.
+
+같은 AdamW 스텝을 세 가지 구현으로 돌립니다. 가중치마다 연산을 하나씩 부르는 for-loop(CPU의 기본값),
+가중치 목록 전체에 연산을 묶어 부르는 foreach, 갱신 전체를 커널 하나로 하는 fused입니다.
+
+실행: `python snippets/beyond_fused_optimizers.py [--device auto|cpu|cuda]`
+"""
+
+# --8<-- [start:imports]
+import torch
+from torch.utils.benchmark import Timer
+
+# --8<-- [end:imports]
+
+
+# --8<-- [start:params]
+def make_inputs(device, num_tensors=64, numel=4096, dtype=torch.float32, seed=0):
+    """변화도까지 채운 가중치 텐서 목록을 만듭니다. 작은 텐서가 많을수록 구현 차이가 큽니다."""
+    g = torch.Generator(device=device).manual_seed(seed)
+    params = []
+    for _ in range(num_tensors):
+        p = torch.randn(numel, device=device, dtype=dtype, generator=g).requires_grad_()
+        p.grad = torch.randn(numel, device=device, dtype=dtype, generator=g)
+        params.append(p)
+    return params
+
+
+# --8<-- [end:params]
+
+
+# --8<-- [start:slow]
+def make_adamw_for_loop(params, lr=1e-3):
+    """가중치마다 연산을 따로 부릅니다. CPU에서는 아무것도 지정하지 않은 AdamW가 이것입니다."""
+    return torch.optim.AdamW(params, lr=lr, weight_decay=0.1, foreach=False)
+
+
+# --8<-- [end:slow]
+
+
+# --8<-- [start:foreach]
+def make_adamw_foreach(params, lr=1e-3):
+    """가중치 목록 전체에 _foreach_ 연산을 부릅니다. CUDA에서 옵션이 없으면 이것입니다."""
+    return torch.optim.AdamW(params, lr=lr, weight_decay=0.1, foreach=True)
+
+
+# --8<-- [end:foreach]
+
+
+# --8<-- [start:fast]
+def make_adamw_fused(params, lr=1e-3):
+    """갱신 전체(모멘트, 편향 보정, 가중치 감쇠, 갱신)를 커널 하나로 합니다.
+
+    torch 2.13은 CPU도 지원합니다.
+    """
+    return torch.optim.AdamW(params, lr=lr, weight_decay=0.1, fused=True)
+
+
+# --8<-- [end:fast]
+
+
+# --8<-- [start:default]
+def default_implementation(params):
+    """옵션 없이 만든 옵티마이저가 이 장치에서 고를 구현: "fused", "foreach" 또는 "for-loop"."""
+    from torch.optim.optimizer import _default_to_fused_or_foreach
+
+    fused, foreach = _default_to_fused_or_foreach(params, differentiable=False, use_fused=False)
+    return "fused" if fused else "foreach" if foreach else "for-loop"
+
+
+# --8<-- [end:default]
+
+# 구현 이름 → 옵티마이저를 만드는 함수. 테스트와 벤치마크가 이 표를 씁니다.
+OPTIMIZERS = {
+    "for-loop": make_adamw_for_loop,
+    "foreach": make_adamw_foreach,
+    "fused": make_adamw_fused,
+}
+
+
+def run_steps(optimizer, steps=3):
+    """변화도는 그대로 두고 옵티마이저 스텝만 여러 번 부릅니다."""
+    for _ in range(steps):
+        optimizer.step()
+
+
+def adamw_bytes_per_step(params):
+    """AdamW 한 스텝이 읽고 쓰는 바이트의 하한입니다.
+
+    읽기: 가중치, 변화도, 1차·2차 모멘트(4개). 쓰기: 가중치, 1차·2차 모멘트(3개).
+    """
+    return 7 * sum(p.numel() * p.element_size() for p in params)
+
+
+def pick_device(name="auto"):
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"GPU 번호 {index!r}는 쓸 수 없습니다. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
+    return torch.device(name)
+
+
+def main(device_name="auto"):
+    device = pick_device(device_name)
+    params = make_inputs(device)
+    total = sum(p.numel() for p in params)
+    print(f"장치: {device}, 가중치 텐서 {len(params)}개, 원소 {total:,}개")
+    print(f"옵션 없이 만든 AdamW가 이 장치에서 쓰는 구현: {default_implementation(params)}")
+    baseline = None
+    for name, make in OPTIMIZERS.items():
+        params = make_inputs(device)  # 구현마다 같은 가중치, 같은 변화도에서 출발합니다.
+        optimizer = make(params)
+        run_steps(optimizer, 1)  # 첫 스텝은 모멘트 텐서를 만드느라 느리므로 시간에서 뺍니다.
+        timer = Timer("optimizer.step()", globals={"optimizer": optimizer})
+        seconds = timer.blocked_autorange(min_run_time=0.3).median
+        baseline = baseline or seconds
+        print(
+            f"{name:>8}: 스텝 {seconds * 1e3:.3f} ms, "
+            f"{adamw_bytes_per_step(params) / seconds / 1e9:.1f} GB/s "
+            f"(for-loop 대비 {baseline / seconds:.2f}배)"
+        )
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
+
+
+if __name__ == "__main__":
+    parser = make_parser("더 나아가기 3: 퓨즈드(fused) 옵티마이저")
+    main(parser.parse_args().device)
