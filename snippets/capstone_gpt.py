@@ -1,0 +1,620 @@
+"""전부 합치면: GPT-2 small 모양의 언어 모델 하나를 학습하면서 팁을 하나씩 더합니다.
+
+모델, 데이터, 학습 루프는 평범한 PyTorch입니다. 단계(Stage)는 깃발(flag)의 묶음이고, 단계 k는
+단계 k-1에서 깃발 하나(또는 한 묶음)만 바꿉니다. 깃발이 쓰이는 곳은 이름 붙은 작은 함수
+(`stage1` … `stage10` 구역)라서 두 단계의 차이를 코드에서 바로 찾을 수 있습니다.
+
+실행: `python snippets/capstone_gpt.py [--device auto|cpu|cuda] [--steps 4]`
+"""
+
+# --8<-- [start:imports]
+import bisect
+import contextlib
+import dataclasses
+import math
+import random
+import time
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+from torch.utils.checkpoint import checkpoint
+from torch.utils.data import DataLoader, Dataset
+
+# --8<-- [end:imports]
+
+
+# --8<-- [start:data]
+class MarkovTokens(Dataset):
+    """고정된 무작위 마르코프 연쇄(Markov chain)에서 뽑은 토큰 시퀀스입니다.
+
+    내려받을 데이터 없이도 구조가 있어서 손실이 눈에 띄게 내려갑니다. 토큰마다 다음 토큰의
+    후보가 `branching`개 있고, 자주 나오는 토큰이 정해져 있습니다(지프 분포). 샘플 i는 언제나
+    같은 시퀀스라서 워커 수가 달라도 같은 배치가 나옵니다.
+    """
+
+    def __init__(self, vocab_size, seq_len, branching=8, seed=0, num_samples=10**8):
+        self.vocab_size, self.seq_len, self.seed = vocab_size, seq_len, seed
+        self.num_samples = num_samples
+        g = torch.Generator().manual_seed(seed)
+        popularity = 1.0 / torch.arange(1, vocab_size + 1, dtype=torch.float64)
+        successors = torch.multinomial(popularity, vocab_size * branching, True, generator=g)
+        self.successors = successors.view(vocab_size, branching).tolist()
+        # 후보 가운데 앞의 것일수록 자주 고릅니다(누적 가중치).
+        weights = [0.5**k for k in range(branching)]
+        self.cum_weights = [sum(weights[: k + 1]) for k in range(branching)]
+
+    def __len__(self):
+        return self.num_samples
+
+    def __getitem__(self, index):
+        # 실제 학습의 토큰화나 시퀀스 묶기(packing)처럼, 토큰마다 파이썬으로 CPU 일을 합니다.
+        rng = random.Random(self.seed * 1_000_003 + index)
+        token = rng.randrange(self.vocab_size)
+        tokens = []
+        for _ in range(self.seq_len + 1):
+            tokens.append(token)
+            choice = bisect.bisect(self.cum_weights, rng.random() * self.cum_weights[-1])
+            token = self.successors[token][choice]
+        tokens = torch.tensor(tokens)
+        return tokens[:-1], tokens[1:]
+
+
+# --8<-- [end:data]
+
+
+# --8<-- [start:stages]
+@dataclass(frozen=True)
+class Stage:
+    """학습 방법의 깃발 묶음입니다. 기본값이 기준(단계 0)입니다."""
+
+    num_workers: int = 0  # 단계 1: DataLoader 워커
+    pin_memory: bool = False  # 단계 1: 고정된 메모리 + non_blocking 복사
+    read_loss_every_step: bool = True  # 단계 2: False면 손실을 끝에 한 번만 읽습니다
+    create_on_device: bool = False  # 단계 3: 마스크와 위치 텐서를 장치에서 바로 만듭니다
+    tf32: bool = False  # 단계 4: fp32 행렬 곱을 TF32로(CUDA)
+    bf16: bool = False  # 단계 5: bf16 autocast
+    sdpa: bool = False  # 단계 6: scaled_dot_product_attention(is_causal=True)
+    pad_vocab: bool = False  # 단계 7: 어휘 크기를 64의 배수로
+    fused_adamw: bool = False  # 단계 8: 퓨즈드(fused) AdamW
+    batch_multiplier: int = 1  # 단계 9: 아낀 메모리만큼 마이크로 배치를 키웁니다
+    compile: bool = False  # 단계 10: torch.compile
+    checkpointing: bool = False  # 곁가지: 활성화 체크포인팅(누적하지 않음)
+    float8: bool = False  # 곁가지: float8 학습(누적하지 않음, 지원하는 GPU만)
+
+
+def cumulative_stages(num_workers=2, batch_multiplier=2):
+    """(key, 설명, Stage)의 목록입니다. 단계마다 앞 단계의 깃발을 모두 물려받습니다."""
+    changes = [
+        ("baseline", "기준: fp32, 즉시 실행(eager), 손으로 쓴 어텐션", {}),
+        (
+            "workers",
+            "DataLoader 워커 + 고정된 메모리",
+            {"num_workers": num_workers, "pin_memory": True},
+        ),
+        ("no-host-reads", "매 스텝 호스트로 읽지 않기", {"read_loss_every_step": False}),
+        ("create-on-device", "텐서를 장치에서 바로 만들기", {"create_on_device": True}),
+        ("tf32", "fp32 행렬 곱에 TF32", {"tf32": True}),
+        ("bf16", "bf16 autocast", {"bf16": True}),
+        ("sdpa", "scaled_dot_product_attention", {"sdpa": True}),
+        ("pad-vocab", "어휘 크기를 64의 배수로", {"pad_vocab": True}),
+        ("fused-adamw", "퓨즈드 AdamW", {"fused_adamw": True}),
+        ("bigger-batch", "더 큰 마이크로 배치", {"batch_multiplier": batch_multiplier}),
+        ("compile", "torch.compile", {"compile": True}),
+    ]
+    stages, stage = [], Stage()
+    for key, title, change in changes:
+        stage = dataclasses.replace(stage, **change)
+        stages.append((key, title, stage))
+    return stages
+
+
+# --8<-- [end:stages]
+
+
+# --8<-- [start:stage1]
+def make_loader(dataset, stage, device, batch_size):
+    """단계 1: 워커 프로세스가 배치를 미리 만들고, GPU라면 고정된 메모리에 담습니다."""
+    return DataLoader(
+        dataset,
+        batch_size=batch_size,
+        num_workers=stage.num_workers,
+        pin_memory=stage.pin_memory and device.type == "cuda",
+        persistent_workers=stage.num_workers > 0,
+    )
+
+
+def to_device(batch, stage, device):
+    # 고정된 메모리에서의 복사만 non_blocking으로 계산과 겹칠 수 있습니다.
+    return [t.to(device, non_blocking=stage.pin_memory) for t in batch]
+
+
+# --8<-- [end:stage1]
+
+
+# --8<-- [start:stage2]
+def remember_loss(losses, loss, stage):
+    """단계 2: `.item()`은 GPU가 따라올 때까지 CPU를 세웁니다. 장치에 모아 두고 끝에 읽습니다."""
+    if stage.read_loss_every_step:
+        losses.append(loss.item())
+    else:
+        losses.append(loss.detach())
+
+
+# --8<-- [end:stage2]
+
+
+# --8<-- [start:stage3]
+def causal_mask(seq_len, device, stage):
+    """단계 3: CPU에서 만들어 복사하지 않고 장치에서 바로 만듭니다(팁 4)."""
+    if stage.create_on_device:
+        return torch.ones(seq_len, seq_len, dtype=torch.bool, device=device).tril()
+    return torch.ones(seq_len, seq_len, dtype=torch.bool).tril().to(device)
+
+
+def positions(seq_len, device, stage):
+    if stage.create_on_device:
+        return torch.arange(seq_len, device=device)
+    return torch.arange(seq_len).to(device)
+
+
+# --8<-- [end:stage3]
+
+
+# --8<-- [start:stage4]
+@contextlib.contextmanager
+def matmul_precision(stage):
+    """단계 4: CUDA의 fp32 행렬 곱을 TF32 텐서 코어로 계산합니다. 끝나면 원래대로 돌려놓습니다."""
+    previous = torch.backends.cuda.matmul.fp32_precision
+    torch.backends.cuda.matmul.fp32_precision = "tf32" if stage.tf32 else "ieee"
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.fp32_precision = previous
+
+
+# --8<-- [end:stage4]
+
+
+# --8<-- [start:stage5]
+def autocast(device, stage):
+    """단계 5: 행렬 곱을 bf16으로 계산합니다. 가중치와 옵티마이저 상태는 fp32 그대로입니다."""
+    return torch.autocast(device.type, dtype=torch.bfloat16, enabled=stage.bf16)
+
+
+# --8<-- [end:stage5]
+
+
+# --8<-- [start:stage6]
+def attention(q, k, v, stage):
+    """단계 6: T×T 점수 행렬을 메모리에 만들지 않는 퓨즈드 어텐션 커널을 씁니다."""
+    if stage.sdpa:
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    seq_len = q.size(-2)
+    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+    scores = scores.masked_fill(~causal_mask(seq_len, q.device, stage), float("-inf"))
+    return F.softmax(scores, dim=-1) @ v
+
+
+# --8<-- [end:stage6]
+
+
+# --8<-- [start:stage7]
+def padded_vocab(vocab_size, stage, multiple=64):
+    """단계 7: 50257처럼 어중간한 크기를 64의 배수로 올리면 행렬 곱 커널이 잘 맞습니다."""
+    if stage.pad_vocab:
+        return (vocab_size + multiple - 1) // multiple * multiple
+    return vocab_size
+
+
+# --8<-- [end:stage7]
+
+
+# --8<-- [start:stage8]
+def make_optimizer(model, stage, lr=1e-3):
+    """단계 8: 모든 가중치의 갱신을 커널 몇 개로 묶은 퓨즈드 AdamW입니다."""
+    return torch.optim.AdamW(model.parameters(), lr=lr, fused=True if stage.fused_adamw else None)
+
+
+# --8<-- [end:stage8]
+
+
+# --8<-- [start:stage9]
+def micro_batch(batch_size, stage):
+    """단계 9: bf16과 SDPA가 아낀 활성값 메모리에 배치를 더 담습니다."""
+    return batch_size * stage.batch_multiplier
+
+
+# --8<-- [end:stage9]
+
+
+# --8<-- [start:stage10]
+def maybe_compile(model, stage, backend="inductor"):
+    """단계 10: 모델을 그래프로 잡아 연산을 합친 커널을 만듭니다. 첫 스텝이 컴파일입니다."""
+    if stage.compile:
+        # 모양이 바뀌어도 다시 컴파일하지 않도록, 배치 크기를 정한 뒤(단계 9) 컴파일합니다.
+        return torch.compile(model, backend=backend, dynamic=False)
+    return model
+
+
+# --8<-- [end:stage10]
+
+
+# --8<-- [start:model]
+@dataclass
+class GPTConfig:
+    """GPT-2 small(124M)이 기본값입니다."""
+
+    vocab_size: int = 50257
+    seq_len: int = 1024
+    n_layer: int = 12
+    n_head: int = 12
+    n_embd: int = 768
+
+
+class SelfAttention(nn.Module):
+    def __init__(self, cfg, stage):
+        super().__init__()
+        self.n_head, self.stage = cfg.n_head, stage
+        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
+        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
+
+    def forward(self, x):
+        batch, seq_len, width = x.shape
+        q, k, v = self.qkv(x).split(width, dim=2)
+        # (배치, 길이, 폭) → (배치, 헤드, 길이, 헤드 폭)
+        q, k, v = (t.view(batch, seq_len, self.n_head, -1).transpose(1, 2) for t in (q, k, v))
+        y = attention(q, k, v, self.stage)
+        return self.proj(y.transpose(1, 2).reshape(batch, seq_len, width))
+
+
+class Block(nn.Module):
+    def __init__(self, cfg, stage):
+        super().__init__()
+        self.ln1, self.ln2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
+        self.attn = SelfAttention(cfg, stage)
+        self.mlp = nn.Sequential(
+            nn.Linear(cfg.n_embd, 4 * cfg.n_embd),
+            nn.GELU(approximate="tanh"),
+            nn.Linear(4 * cfg.n_embd, cfg.n_embd),
+        )
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.mlp(self.ln2(x))
+
+
+class GPT(nn.Module):
+    def __init__(self, cfg, stage):
+        super().__init__()
+        self.cfg, self.stage = cfg, stage
+        vocab = padded_vocab(cfg.vocab_size, stage)
+        self.wte = nn.Embedding(vocab, cfg.n_embd)
+        self.wpe = nn.Embedding(cfg.seq_len, cfg.n_embd)
+        self.blocks = nn.ModuleList(Block(cfg, stage) for _ in range(cfg.n_layer))
+        self.ln_f = nn.LayerNorm(cfg.n_embd)
+        self.lm_head = nn.Linear(cfg.n_embd, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight  # GPT-2처럼 입력 임베딩과 출력 가중치를 함께 씁니다.
+        for name, p in self.named_parameters():
+            if p.dim() == 2:  # 잔차에 더해지는 투영은 층 수만큼 작게 시작합니다(GPT-2).
+                std = 0.02 / math.sqrt(2 * cfg.n_layer) if name.endswith("proj.weight") else 0.02
+                nn.init.normal_(p, std=std)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def forward(self, idx, targets):
+        x = self.wte(idx) + self.wpe(positions(idx.size(1), idx.device, self.stage))
+        for block in self.blocks:
+            if self.stage.checkpointing:  # 곁가지: 활성값을 버리고 역전파 때 다시 계산합니다.
+                x = checkpoint(block, x, use_reentrant=False)
+            else:
+                x = block(x)
+        # 덧붙인 어휘 자리는 데이터에 없으므로 잘라 내서, 어휘를 덧붙여도 같은 함수가 되게 합니다.
+        logits = self.lm_head(self.ln_f(x))[..., : self.cfg.vocab_size]
+        loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
+        return logits, loss
+
+
+# --8<-- [end:model]
+
+
+# --8<-- [start:train]
+class Job:
+    """학습 하나: 모델, 옵티마이저, 배치가 나오는 반복자(iterator)와 그 설정입니다."""
+
+    def __init__(self, stage, cfg, device, model, optimizer, batches, tokens_per_step):
+        self.stage, self.cfg, self.device = stage, cfg, device
+        self.model, self.optimizer, self.batches = model, optimizer, batches
+        self.tokens_per_step = tokens_per_step
+
+    def close(self):
+        self.batches = None  # 워커 프로세스를 끝냅니다.
+
+
+def make_job(stage, cfg, device, batch_size, seed=0, compile_backend="inductor"):
+    """같은 seed면 어느 단계든 같은 데이터로 시작합니다(어휘를 덧붙이면 초기 가중치는 다릅니다)."""
+    torch.manual_seed(seed)
+    model = GPT(cfg, stage).to(device)
+    if stage.float8:
+        model = to_float8(model)
+    optimizer = make_optimizer(model, stage)
+    model = maybe_compile(model, stage, compile_backend)
+    batch_size = micro_batch(batch_size, stage)
+    dataset = MarkovTokens(cfg.vocab_size, cfg.seq_len, seed=seed)
+    batches = iter(make_loader(dataset, stage, device, batch_size))
+    return Job(stage, cfg, device, model, optimizer, batches, batch_size * cfg.seq_len)
+
+
+def train_steps(job, steps):
+    """학습 스텝을 steps번 하고 마지막 스텝의 손실을 돌려줍니다."""
+    stage, losses = job.stage, []
+    with matmul_precision(stage):
+        for _ in range(steps):
+            x, y = to_device(next(job.batches), stage, job.device)
+            with autocast(job.device, stage):
+                _, loss = job.model(x, y)
+            loss.backward()
+            job.optimizer.step()
+            job.optimizer.zero_grad(set_to_none=True)
+            remember_loss(losses, loss, stage)
+    return float(losses[-1])  # 단계 2부터는 여기서 한 번만 장치를 기다립니다.
+
+
+# --8<-- [end:train]
+
+
+# --8<-- [start:slow]
+def train_baseline(cfg, device, batch_size, steps):
+    """기준(단계 0): 팁을 하나도 쓰지 않은 학습입니다. 마지막 스텝의 손실을 돌려줍니다."""
+    job = make_job(Stage(), cfg, device, batch_size)
+    try:
+        return train_steps(job, steps)
+    finally:
+        job.close()
+
+
+# --8<-- [end:slow]
+
+
+# --8<-- [start:fast]
+def train_with_every_tip(cfg, device, batch_size, steps, num_workers=2, compile_backend="inductor"):
+    """마지막 단계: 모든 팁을 더한 학습입니다. 첫 스텝에서 컴파일하느라 오래 걸립니다."""
+    _, _, stage = cumulative_stages(num_workers)[-1]
+    job = make_job(stage, cfg, device, batch_size, compile_backend=compile_backend)
+    try:
+        return train_steps(job, steps)
+    finally:
+        job.close()
+
+
+# --8<-- [end:fast]
+
+
+# --8<-- [start:mfu]
+def flops_per_token(cfg):
+    """학습(순전파+역전파)의 토큰당 연산 수: 6N + 12·L·H·Q·T (PaLM 부록 B, nanoGPT).
+
+    N은 위치 임베딩을 뺀 가중치 수입니다. 6N은 행렬 곱 하나당 순전파 2, 역전파 4번의 연산이고,
+    12·L·H·Q·T는 어텐션의 점수 계산과 가중합입니다(Q = 헤드 폭, T = 시퀀스 길이).
+    """
+    d, layers = cfg.n_embd, cfg.n_layer
+    per_block = 12 * d * d + 13 * d  # qkv, proj, MLP 두 층의 가중치와 편향, LayerNorm 두 개
+    n = cfg.vocab_size * d + layers * per_block + 2 * d  # 임베딩(출력과 공유) + 블록 + ln_f
+    return 6 * n + 12 * layers * cfg.n_head * (d // cfg.n_head) * cfg.seq_len
+
+
+# 장치 이름 → 밀집(dense) bf16 최고 성능(TFLOP/s). 모르는 이름은 추측하지 않습니다(MFU 없음).
+PEAK_BF16_TFLOPS = {
+    "NVIDIA H100 80GB HBM3": 989.0,  # H100 SXM
+    "NVIDIA H200": 989.0,  # H200 SXM
+    "NVIDIA H200 NVL": 836.0,
+}
+
+
+def peak_bf16_tflops(device):
+    """GPU의 공개된 bf16 최고 성능입니다. CPU나 표에 없는 GPU면 None입니다."""
+    if device.type != "cuda":
+        return None
+    return PEAK_BF16_TFLOPS.get(torch.cuda.get_device_name(device))
+
+
+def mfu(tokens_per_s, cfg, peak_tflops):
+    """MFU(모델 FLOPs 활용률) = 토큰/초 × 토큰당 연산 수 ÷ 최고 성능."""
+    return tokens_per_s * flops_per_token(cfg) / (peak_tflops * 1e12)
+
+
+# --8<-- [end:mfu]
+
+
+# --8<-- [start:measure]
+def synchronize(device):
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def tokens_per_second(job, steps):
+    """steps번의 학습 스텝을 재서 초당 토큰 수를 돌려줍니다(워밍업은 부르는 쪽이 먼저 합니다)."""
+    synchronize(job.device)
+    start = time.perf_counter()
+    loss = train_steps(job, steps)
+    synchronize(job.device)
+    return job.tokens_per_step * steps / (time.perf_counter() - start), loss
+
+
+def matmul_tflops(device, dtype=torch.bfloat16, n=2048, repeat=5):
+    """큰 n×n 행렬 곱의 처리량(TFLOP/s): CPU에서 MFU의 분모(천장)로 씁니다."""
+    a = torch.randn(n, n, device=device, dtype=dtype)
+    b = torch.randn(n, n, device=device, dtype=dtype)
+    a @ b  # 워밍업
+    synchronize(device)
+    start = time.perf_counter()
+    for _ in range(repeat):
+        a @ b
+    synchronize(device)
+    return 2 * n**3 * repeat / (time.perf_counter() - start) / 1e12
+
+
+# --8<-- [end:measure]
+
+
+# --8<-- [start:profile]
+def profile_steps(job, steps=2, rows=8):
+    """torch.profiler로 몇 스텝을 기록하고, 자기 시간(self time)이 긴 연산의 표를 돌려줍니다."""
+    activities = [torch.profiler.ProfilerActivity.CPU]
+    sort_by = "self_cpu_time_total"
+    if job.device.type == "cuda":
+        activities.append(torch.profiler.ProfilerActivity.CUDA)
+        sort_by = "self_device_time_total"
+    with torch.profiler.profile(activities=activities) as prof:
+        train_steps(job, steps)
+        synchronize(job.device)
+    return prof.key_averages().table(sort_by=sort_by, row_limit=rows, max_name_column_width=40)
+
+
+# --8<-- [end:profile]
+
+
+# --8<-- [start:checkpointing]
+def saved_activation_mib(job):
+    """순전파 한 번이 역전파를 위해 저장하는 텐서의 크기(MiB)입니다(가중치는 뺍니다).
+
+    즉시 실행(eager) 모델에서만 셀 수 있습니다. 장치와 상관없이 활성화 체크포인팅이 아끼는
+    메모리를 보여 줍니다.
+    """
+    weights = {p.data_ptr() for p in job.model.parameters()}
+    seen = {}
+
+    def pack(t):
+        if t.data_ptr() not in weights:
+            seen[t.data_ptr()] = t.numel() * t.element_size()
+        return t
+
+    x, y = to_device(next(job.batches), job.stage, job.device)
+    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+        with matmul_precision(job.stage), autocast(job.device, job.stage):
+            _, loss = job.model(x, y)
+    del loss
+    return sum(seen.values()) / 2**20
+
+
+# --8<-- [end:checkpointing]
+
+
+# --8<-- [start:float8]
+def to_float8(model):
+    """곁가지: 블록의 Linear를 float8 학습(torchao)으로 바꿉니다. Hopper 이후 GPU에서만 됩니다."""
+    if not torch.cuda.is_available():
+        raise SystemExit(
+            "이 예제는 CUDA GPU가 필요합니다. float8 행렬 곱은 GPU 텐서 코어의 기능입니다."
+        )
+    if torch.cuda.get_device_capability() < (8, 9):
+        raise SystemExit(
+            "float8 학습에는 float8 텐서 코어가 있는 GPU(Ada, Hopper 이후)가 필요합니다."
+        )
+    try:
+        from torchao.float8 import convert_to_float8_training
+    except ImportError as error:
+        raise SystemExit(
+            "float8 학습에는 torchao 패키지가 필요합니다: pip install torchao"
+        ) from error
+    # 출력 층(임베딩과 가중치를 공유)은 bf16에 둡니다. float8은 블록 안의 큰 행렬 곱에만 씁니다.
+    return convert_to_float8_training(model, module_filter_fn=lambda _m, fqn: "blocks" in fqn)
+
+
+# --8<-- [end:float8]
+
+
+def pick_device(name="auto"):
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
+    if name.startswith("cuda") and not torch.cuda.is_available():
+        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"GPU 번호 {index!r}는 쓸 수 없습니다. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
+    return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
+
+
+def main(device_name="auto", steps=4, compile_backend=None):
+    device = pick_device(device_name)
+    if device.type == "cuda":
+        cfg, batch_size, workers = GPTConfig(), 8, 4
+    else:  # CPU에서는 몇 초 안에 끝나도록 아주 작은 모델을 씁니다.
+        cfg, batch_size, workers = GPTConfig(2048, 64, 2, 4, 128), 4, 1
+    if compile_backend is None:
+        # CPU의 Inductor 첫 컴파일은 수십 초가 걸립니다. 시연은 그래프만 잡고(eager) 끝냅니다.
+        compile_backend = "inductor" if device.type == "cuda" else "eager"
+    peak = peak_bf16_tflops(device)
+    print(f"장치: {device}, 모델: {cfg}, 토큰당 연산 {flops_per_token(cfg) / 1e6:.1f} MFLOP")
+    print(f"torch.compile backend: {compile_backend}")
+    if peak is None:
+        print("이 장치의 공개된 bf16 최고 성능을 모릅니다: MFU 대신 토큰/초만 보여 줍니다.")
+    baseline = None
+    for key, title, stage in cumulative_stages(workers):
+        job = make_job(stage, cfg, device, batch_size, compile_backend=compile_backend)
+        train_steps(job, 2)  # 워밍업(컴파일 포함)은 시간에 넣지 않습니다.
+        speed, loss = tokens_per_second(job, steps)
+        job.close()
+        baseline = baseline or speed
+        line = (
+            f"{key:>16} {title}: {speed:,.0f} 토큰/초 ({speed / baseline:.2f}배), 손실 {loss:.3f}"
+        )
+        if peak:
+            line += f", MFU {100 * mfu(speed, cfg, peak):.1f}%"
+        print(line)
+    print("한 번 잰 값이라 흔들립니다. 워밍업과 반복 측정은 벤치마크가 합니다:")
+    print("  python -m pytest benchmarks/bench_capstone_gpt.py --benchmark")
+
+
+if __name__ == "__main__":
+    parser = make_parser("전부 합치면: 팁을 하나씩 더한 GPT 학습")
+    parser.add_argument("--steps", type=int, default=4, help="단계마다 잴 학습 스텝 수")
+    parser.add_argument(
+        "--compile-backend", default=None, help="inductor(GPU 기본값), eager(CPU 시연 기본값) 등"
+    )
+    args = parser.parse_args()
+    main(args.device, args.steps, args.compile_backend)
