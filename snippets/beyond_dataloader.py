@@ -200,7 +200,7 @@ def pick_device(name="auto"):
         index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
         if not (index.isascii() and index.isdigit() and int(index) < found):
             raise SystemExit(
-                f"GPU 번호 {index!r}는 쓸 수 없습니다. "
+                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
                 f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
             )
         return torch.device("cuda", int(index))

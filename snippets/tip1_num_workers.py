@@ -10,13 +10,16 @@ import zlib
 
 import torch
 import torch.nn.functional as F
+
+# --8<-- [start:loader_import]
 from torch.utils.data import DataLoader, Dataset
 
+# --8<-- [end:loader_import]
 # --8<-- [end:imports]
 
 
 # --8<-- [start:article_2020]
-# 기사 원문(2020)의 한 줄입니다. 오늘도 그대로 동작합니다.
+# 원문(2020)의 한 줄입니다. 지금도 그대로 동작합니다.
 def article_loader(dataset):
     return DataLoader(dataset, num_workers=8)
 
@@ -119,24 +122,36 @@ def make_slow_loader(dataset, batch_size=32):
 
 # --8<-- [start:fast]
 def article_num_workers(num_gpus):
-    """기사의 규칙: GPU 하나에 워커 넷."""
+    """원문의 규칙: GPU 하나에 워커 넷."""
     return 4 * num_gpus
 
 
 def usable_cpu_cores():
-    """이 프로세스가 쓸 수 있는 CPU 코어 수입니다. 리눅스에서는 taskset 제한을 반영합니다."""
+    """이 프로세스가 돌 수 있는 CPU 코어 수입니다(taskset, cpuset 반영).
+
+    `docker --cpus`나 Kubernetes의 CPU limit 같은 CFS 할당량은 보지 못합니다. 그런 컨테이너에서는
+    이 값이 실제로 쓸 수 있는 코어보다 클 수 있으니 `cores=`로 직접 주세요.
+    """
     if hasattr(os, "sched_getaffinity"):
         return len(os.sched_getaffinity(0))
     return os.cpu_count() or 1
 
 
-def suggested_num_workers(num_gpus, cores=None):
-    """기사의 규칙을 쓸 수 있는 코어 수로 자릅니다. GPU가 없으면 CPU를 장치 하나로 칩니다.
+def local_process_count():
+    """이 컴퓨터에서 함께 도는 학습 프로세스 수입니다. torchrun은 LOCAL_WORLD_SIZE를 넣어 줍니다."""
+    return int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
 
-    데이터 준비는 CPU 일이라서, 코어보다 많은 워커는 코어를 나눠 쓸 뿐 빨라지지 않습니다.
+
+def suggested_num_workers(num_gpus, cores=None, local_processes=None):
+    """DataLoader 하나의 워커 수: 원문의 규칙을 코어 수로 자르고 이 컴퓨터의 프로세스 수로 나눕니다.
+
+    num_workers는 DataLoader마다, 곧 DDP 프로세스마다 따로 띄웁니다. GPU 8개에 DDP 프로세스 8개라면
+    컴퓨터 전체의 워커는 이 값의 8배입니다. GPU가 없으면 CPU를 장치 하나로 칩니다.
     """
     cores = usable_cpu_cores() if cores is None else cores
-    return max(1, min(article_num_workers(max(num_gpus, 1)), cores))
+    local_processes = local_process_count() if local_processes is None else local_processes
+    total = min(article_num_workers(max(num_gpus, 1)), cores)
+    return max(1, total // max(local_processes, 1))
 
 
 def make_loader(dataset, num_workers, batch_size=32):
@@ -154,7 +169,7 @@ def make_loader(dataset, num_workers, batch_size=32):
 
 
 def make_fast_loader(dataset, batch_size=32, num_gpus=None):
-    """GPU 수와 코어 수에 맞춘 워커로 배치를 미리, 병렬로 준비합니다(빠른 방식)."""
+    """GPU 수, 코어 수, 프로세스 수에 맞춘 워커로 배치를 미리, 병렬로 준비합니다(빠른 방식)."""
     if num_gpus is None:
         num_gpus = torch.cuda.device_count()
     return make_loader(dataset, suggested_num_workers(num_gpus), batch_size)
@@ -167,7 +182,7 @@ def make_fast_loader(dataset, batch_size=32, num_gpus=None):
 def measure_throughput(loader, num_batches, device=None, warmup_batches=None):
     """배치 num_batches개를 꺼내는 처리량(samples/s)을 잽니다.
 
-    워커를 띄우는 시간은 빼려고, 먼저 워커 수만큼(최소 1개) 배치를 꺼내고 나서 시계를 켭니다.
+    워커를 띄우는 시간은 빼려고, 먼저 워커 수만큼(최소 1개) 배치를 꺼낸 뒤에 재기 시작합니다.
     워커들은 첫 배치를 거의 동시에 내놓으므로, 한 바퀴를 통째로 버려야 값이 부풀지 않습니다.
     """
     if warmup_batches is None:
@@ -192,14 +207,57 @@ def measure_throughput(loader, num_batches, device=None, warmup_batches=None):
 
 # --8<-- [start:main]
 def pick_device(name="auto"):
-    """장치를 고릅니다. CUDA를 요청했는데 없으면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
-        raise SystemExit(f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda 중 하나를 쓰세요.")
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
     return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
 
 
 def main(device_name="auto", num_batches=6, batch_size=16):
@@ -220,12 +278,12 @@ def main(device_name="auto", num_batches=6, batch_size=16):
         print(line)
         del loader  # persistent 워커를 바로 끝냅니다.
     print(
-        f"기사의 규칙(4 × GPU 수): GPU {num_gpus}개 → num_workers={article_num_workers(num_gpus)}"
+        f"원문의 규칙(4 × GPU 수): GPU {num_gpus}개 → num_workers={article_num_workers(num_gpus)}"
     )
     print(f"코어 수로 자른 제안: num_workers={suggested}. 이 값 주변을 직접 재 보고 고르세요.")
     if num_gpus == 0:
         print(
-            "GPU가 없으면 기사의 규칙은 0을 줍니다. 그래도 데이터 준비가 무거우면 워커가 돕습니다."
+            "GPU가 없으면 원문의 규칙은 0을 줍니다. 그래도 데이터 준비가 무거우면 워커가 돕습니다."
         )
 
 
@@ -236,9 +294,6 @@ def main(device_name="auto", num_batches=6, batch_size=16):
 if __name__ == "__main__":
     # 워커를 spawn으로 띄우는 macOS와 Windows에서는 워커마다 이 파일을 새로 import합니다.
     # 이 가드가 없으면 워커가 main()을 다시 실행하려다 RuntimeError로 멈춥니다.
-    import argparse
-
-    parser = argparse.ArgumentParser(description="팁 1: DataLoader의 num_workers 비교")
-    parser.add_argument("--device", default="auto", help="auto(기본값), cpu, cuda")
+    parser = make_parser("팁 1: DataLoader의 num_workers 비교")
     main(parser.parse_args().device)
 # --8<-- [end:guard]

@@ -6,23 +6,43 @@
     `torchrun --standalone --nproc_per_node=2 snippets/tip5_ddp.py`  (torchrun이 프로세스를 띄움)
 """
 
+import os
+
+# lightning은 import할 때 RANK(없으면 LOCAL_RANK)를 int()로 읽어, 숫자가 아니면 영어 traceback으로
+# 멈춥니다. 스크립트로 실행할 때는 그보다 먼저 한국어로 알립니다(import할 때는 하는 일이 없습니다).
+if __name__ == "__main__":
+    for name in ("RANK", "LOCAL_RANK"):
+        if not os.environ.get(name, "0").isdecimal():
+            raise SystemExit(
+                f"환경 변수 {name}에는 0 이상의 정수가 와야 합니다(지금 값: {os.environ[name]!r}). "
+                f"torchrun으로 실행하거나, 셸에 남은 값이면 지우고(unset {name}) 다시 실행하세요."
+            )
+
 # --8<-- [start:imports]
+# --8<-- [start:std_imports]
+import os
 import socket
 import tempfile
 from pathlib import Path
 
+# --8<-- [end:std_imports]
+# --8<-- [start:lightning_import]
 import lightning as L
+
+# --8<-- [end:lightning_import]
+# --8<-- [start:torch_imports]
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 from torch.nn.parallel import DistributedDataParallel
-from torch.utils.data import DataLoader, TensorDataset
+from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
+# --8<-- [end:torch_imports]
 # --8<-- [end:imports]
 
 
 # --8<-- [start:article_2020]
-# 기사 원문(2020)의 Lightning 코드입니다. 오늘의 Lightning 2.x에서는 둘 다 TypeError로 멈춥니다.
+# 원문(2020)의 Lightning 코드입니다. 현재 Lightning 2.x에서는 둘 다 TypeError로 멈춥니다.
 def article_dp():
     return L.Trainer(distributed_backend="dp", gpus=8)
 
@@ -88,7 +108,7 @@ def data_parallel_gradients(features=8, batch_size=8, dtype=torch.float32):
 
 # --8<-- [start:fast]
 def ddp_train_step(rank, world_size, device_type, features, batch_size, dtype):
-    """DDP로 학습 한 단계를 돌고 변화도를 돌려줍니다. 모든 프로세스가 같은 코드를 실행합니다."""
+    """DDP로 학습 스텝 하나를 돌고 변화도를 돌려줍니다. 모든 프로세스가 같은 코드를 실행합니다."""
     # 한 대의 컴퓨터(노드)에서는 순위(rank)가 곧 GPU 번호입니다.
     device = torch.device("cuda", rank) if device_type == "cuda" else torch.device("cpu")
     if device.type == "cuda":
@@ -129,7 +149,7 @@ def find_free_port():
 
 
 def ddp_gradients(world_size=2, device_type="cpu", features=8, batch_size=8, dtype=torch.float32):
-    """프로세스 world_size개를 띄워 DDP로 한 단계를 돌리고, 순위별 변화도 목록을 돌려줍니다."""
+    """프로세스 world_size개를 띄워 DDP로 스텝 하나를 돌리고, 순위별 변화도 목록을 돌려줍니다."""
     if batch_size % world_size:
         raise ValueError(
             f"batch_size({batch_size})가 world_size({world_size})로 나누어떨어져야 합니다."
@@ -143,6 +163,49 @@ def ddp_gradients(world_size=2, device_type="cpu", features=8, batch_size=8, dty
 
 
 # --8<-- [end:fast]
+
+
+# --8<-- [start:train]
+def train_epochs(device, epochs=2, batch_size=8, features=8, samples=64):
+    """DDP 학습 루프입니다. DDP 모델은 이 함수 안에서만 살고, 돌아오기 전에 사라집니다."""
+    model = make_model(features).to(device)
+    ids = [device.index] if device.type == "cuda" else None
+    ddp_model = DistributedDataParallel(model, device_ids=ids)
+    generator = torch.Generator().manual_seed(0)  # 모든 프로세스가 같은 데이터셋을 만듭니다.
+    data = TensorDataset(
+        torch.randn(samples, features, generator=generator),
+        torch.randn(samples, 1, generator=generator),
+    )
+    # 각 프로세스는 데이터셋의 서로 다른 1/world_size만 읽습니다.
+    sampler = DistributedSampler(data, shuffle=True, seed=0)
+    loader = DataLoader(data, batch_size=batch_size, sampler=sampler)
+    optimizer = torch.optim.SGD(ddp_model.parameters(), lr=0.1)
+    for epoch in range(epochs):
+        sampler.set_epoch(epoch)  # 부르지 않으면 에폭마다 같은 순서로 섞입니다.
+        for x, y in loader:
+            x, y = x.to(device), y.to(device)
+            loss = torch.nn.functional.mse_loss(ddp_model(x), y)
+            optimizer.zero_grad()
+            loss.backward()  # 변화도 all-reduce가 여기서 계산과 겹쳐 일어납니다.
+            optimizer.step()
+    return {name: p.detach().cpu() for name, p in model.named_parameters()}
+
+
+def train_ddp(epochs=2, batch_size=8, features=8):
+    """torchrun이 띄운 프로세스마다 실행합니다. 주소, 순위, 프로세스 수는 환경 변수로 받습니다."""
+    use_cuda = torch.cuda.is_available()
+    dist.init_process_group("nccl" if use_cuda else "gloo")  # init_method="env://"
+    try:
+        device = torch.device("cpu")
+        if use_cuda:
+            device = torch.device("cuda", int(os.environ["LOCAL_RANK"]))
+            torch.cuda.set_device(device)  # 이 프로세스의 기본 GPU를 정합니다.
+        return train_epochs(device, epochs, batch_size, features)
+    finally:
+        dist.destroy_process_group()
+
+
+# --8<-- [end:train]
 
 
 # --8<-- [start:lightning]
@@ -185,14 +248,57 @@ def fit_with_ddp(accelerator="cpu", devices=2, max_steps=5, features=8):
 
 
 def pick_device(name="auto"):
-    """장치를 고릅니다. CUDA를 요청했는데 없으면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
-        raise SystemExit(f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda 중 하나를 쓰세요.")
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
     return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
 
 
 def pick_ddp_device_type(device_name="auto", world_size=2):
@@ -242,10 +348,74 @@ def report(per_rank, reference):
     )
 
 
-def run_under_torchrun(rank, world_size, device_name="auto"):
+def launched_ranks(environ):
+    """torchrun(또는 Lightning)이 준 환경 변수에서 (순위, 프로세스 수)를 읽습니다. 없으면 None.
+
+    셸에 남은 변수 몇 개만 믿고 프로세스 그룹에 들어가면, 오지 않을 프로세스를 30분 동안
+    말없이 기다립니다. 그래서 값이 빠지거나 어긋나면 기다리기 전에 한국어로 멈춥니다.
+    """
+    names = ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT")
+    found = {name: environ[name] for name in names if name in environ}
+    if not found:
+        return None
+    hint = (
+        "torchrun으로 실행하거나, 셸에 남은 변수를 지우고(unset "
+        f"{' '.join(found)}) 다시 실행하세요."
+    )
+    # Lightning이 띄운 프로세스에는 RANK 없이 LOCAL_RANK만 있습니다(한 대의 컴퓨터).
+    missing = [n for n in ("WORLD_SIZE", "MASTER_ADDR", "MASTER_PORT") if not found.get(n)]
+    if "RANK" not in found and "LOCAL_RANK" not in found:
+        missing.insert(0, "RANK")
+    if missing:
+        raise SystemExit(
+            f"분산 실행 환경 변수가 일부만 있습니다. 있는 변수: {', '.join(found)}, "
+            f"없는 변수: {', '.join(missing)}. {hint}"
+        )
+    numbers = {}
+    for name in ("RANK", "WORLD_SIZE", "LOCAL_RANK", "MASTER_PORT"):
+        if name in found:
+            value = found[name]
+            if not (value.isascii() and value.isdigit()):
+                raise SystemExit(
+                    f"{name}에는 0 이상의 정수가 와야 합니다(지금 값: {value!r}). {hint}"
+                )
+            numbers[name] = int(value)
+    rank_name = "RANK" if "RANK" in numbers else "LOCAL_RANK"
+    rank, world_size = numbers[rank_name], numbers["WORLD_SIZE"]
+    if rank >= world_size:
+        raise SystemExit(
+            f"{rank_name}는 WORLD_SIZE보다 작아야 합니다"
+            f"({rank_name}={rank}, WORLD_SIZE={world_size}). {hint}"
+        )
+    if numbers.get("LOCAL_RANK", 0) > rank:
+        raise SystemExit(f"LOCAL_RANK는 RANK({rank})보다 클 수 없습니다. {hint}")
+    if not 0 < numbers["MASTER_PORT"] < 65536:
+        raise SystemExit(f"MASTER_PORT는 1~65535 사이여야 합니다. {hint}")
+    return rank, world_size
+
+
+def run_under_torchrun(rank, world_size, device_name="auto", timeout_s=60):
     """torchrun이 띄운 프로세스 안에서 실행합니다. 주소와 포트는 torchrun이 환경 변수로 줍니다."""
+    from datetime import timedelta
+
     device_type = pick_ddp_device_type(device_name, world_size)
-    grads = ddp_worker(rank, world_size, "env://", device_type, 8, 8, torch.float32, None)
+    backend = "nccl" if device_type == "cuda" else "gloo"
+    try:
+        # 기본 제한 시간(30분) 대신 짧게 둡니다. 다른 프로세스가 오지 않으면 곧 알립니다.
+        dist.init_process_group(
+            backend, rank=rank, world_size=world_size, timeout=timedelta(seconds=timeout_s)
+        )
+    except RuntimeError as error:
+        reason = (str(error).strip().splitlines() or [type(error).__name__])[0]
+        raise SystemExit(
+            f"프로세스 그룹에 들어가지 못했습니다(순위 {rank}, 프로세스 {world_size}개, "
+            f"기다린 시간 최대 {timeout_s}초). torchrun으로 띄웠는지, 다른 프로세스가 모두 "
+            f"떴는지, MASTER_ADDR와 MASTER_PORT가 맞는지 확인하세요. 원래 오류: {reason}"
+        ) from None
+    try:
+        grads = ddp_train_step(rank, world_size, device_type, 8, 8, torch.float32)
+    finally:
+        dist.destroy_process_group()
     if rank == 0:
         print(f"torchrun: 장치 {device_type}, 프로세스 {world_size}개")
         report([grads], single_process_gradients(device=device_type))
@@ -264,26 +434,24 @@ def run_lightning(device_name="auto", devices=2):
     if trainer.is_global_zero:
         print(
             f"Lightning DDP 학습을 마쳤습니다: 프로세스 {trainer.world_size}개, "
-            f"{trainer.global_step}단계, 장치 {accelerator}"
+            f"{trainer.global_step}스텝, 장치 {accelerator}"
         )
         verdict = "모두 같습니다" if in_sync else "서로 다릅니다"
         print(f"학습 뒤 프로세스별 모델 가중치가 {verdict}.")
 
 
 if __name__ == "__main__":
-    import argparse
-    import os
-
-    parser = argparse.ArgumentParser(description="팁 5: DataParallel 대신 DistributedDataParallel")
-    parser.add_argument("--device", default="auto", help="auto(기본값), cpu, cuda")
+    parser = make_parser("팁 5: DataParallel 대신 DistributedDataParallel")
     parser.add_argument(
         "--lightning", action="store_true", help="Lightning의 strategy='ddp'로 학습"
     )
     options = parser.parse_args()
+    # torchrun이 띄웠다면 RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT가 이미 있습니다. 셸에 남은
+    # 변수가 어긋나 있으면 프로세스를 기다리기 전에 여기서 멈춥니다.
+    launched = launched_ranks(os.environ)
     if options.lightning:
         run_lightning(options.device)
-    elif "RANK" in os.environ and "WORLD_SIZE" in os.environ:
-        # torchrun이 띄웠다면 RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT가 이미 있습니다.
-        run_under_torchrun(int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"]), options.device)
+    elif launched is not None:
+        run_under_torchrun(*launched, options.device)
     else:
         main(options.device)

@@ -1,15 +1,21 @@
 """팁 6: 16비트 정밀도(혼합 정밀도)로 학습합니다.
 
-같은 모델, 같은 배치로 학습 한 단계를 fp32, tf32, fp16(+GradScaler), bf16으로 돌려 비교합니다.
+같은 모델, 같은 배치로 학습 스텝 하나를 fp32, tf32, fp16(+GradScaler), bf16으로 돌려 비교합니다.
 
 실행: `python snippets/tip6_16bit.py [--device auto|cpu|cuda]`
 """
 
 # --8<-- [start:imports]
+# --8<-- [start:lightning_import]
 import lightning as L
+
+# --8<-- [end:lightning_import]
+# --8<-- [start:torch_imports]
 import torch
 import torch.nn.functional as F
 from torch import nn
+
+# --8<-- [end:torch_imports]
 from torch.utils.benchmark import Timer
 from torch.utils.data import DataLoader, TensorDataset
 
@@ -17,7 +23,7 @@ from torch.utils.data import DataLoader, TensorDataset
 
 
 # --8<-- [start:article_2020]
-# 기사 원문(2020)의 한 줄입니다. 오늘도 동작하지만, 정수 16은 권하지 않는다는 경고가 납니다.
+# 원문(2020)의 한 줄입니다. 지금도 동작하지만, 정수 16은 권하지 않는다는 경고가 납니다.
 def article_trainer():
     return L.Trainer(precision=16)
 
@@ -63,12 +69,13 @@ def make_batch(device, batch_size=8, seq_len=16, d_model=32, num_classes=10, see
 
 # --8<-- [start:slow]
 def train_step_fp32(model, optimizer, x, y):
-    """모든 계산을 32비트 부동소수점(fp32)으로 하는 학습 한 단계입니다(느린 방식)."""
+    """모든 계산을 32비트 부동소수점(fp32)으로 하는 학습 스텝입니다(느린 방식)."""
     optimizer.zero_grad(set_to_none=True)
     loss = F.cross_entropy(model(x), y)
     loss.backward()
     optimizer.step()
-    return loss.item()  # 단계마다 한 번만 호스트로 읽습니다.
+    # .item()으로 읽지 않습니다. 매 스텝 읽으면 GPU를 기다리게 됩니다(팁 3).
+    return loss.detach()
 
 
 # --8<-- [end:slow]
@@ -76,11 +83,7 @@ def train_step_fp32(model, optimizer, x, y):
 
 # --8<-- [start:tf32]
 def train_step_tf32(model, optimizer, x, y):
-    """fp32 단계를 그대로 돌리되, CUDA의 fp32 행렬 곱만 TF32 텐서 코어로 계산하게 합니다.
-
-    PyTorch 1.12부터 TF32 행렬 곱은 기본으로 꺼져 있습니다. 이 단계 동안만 켜고 원래대로
-    되돌립니다. CUDA 전용 설정이므로 CPU에서는 fp32 단계와 똑같이 계산합니다.
-    """
+    """fp32 스텝을 돌리되 CUDA의 fp32 행렬 곱만 TF32로 계산합니다(기본값은 꺼짐, CPU는 그대로)."""
     previous = torch.backends.cuda.matmul.fp32_precision
     torch.backends.cuda.matmul.fp32_precision = "tf32"
     try:
@@ -104,23 +107,26 @@ def train_step_bf16(model, optimizer, x, y):
         loss = F.cross_entropy(model(x), y)
     loss.backward()
     optimizer.step()
-    return loss.item()
+    return loss.detach()
+
+
+def make_grad_scaler(device_type="cuda"):
+    """fp16 학습 전체에 하나만 만듭니다. 배율을 스텝 사이에 기억합니다."""
+    return torch.amp.GradScaler(device_type)
 
 
 def train_step_fp16(model, optimizer, x, y, scaler):
-    """fp16 자동 혼합 정밀도: float16으로 계산하고 GradScaler로 손실의 배율을 조절합니다.
+    """fp16 자동 혼합 정밀도: 작은 변화도가 0이 되지 않게 GradScaler로 손실의 배율을 조절합니다.
 
-    fp16은 지수 범위가 좁아 작은 변화도가 0이 됩니다(언더플로). 그래서 손실에 큰 배율을
-    곱해 역전파하고, 옵티마이저를 부르기 전에 변화도를 다시 나눕니다. scaler는 단계 사이에
-    배율을 기억해야 하므로 학습 전체에서 하나를 만들어 계속 넘깁니다.
+    scaler는 스텝 사이에 배율을 기억하므로 make_grad_scaler()로 하나만 만들어 계속 넘깁니다.
     """
     optimizer.zero_grad(set_to_none=True)
     with torch.autocast(x.device.type, dtype=torch.float16):
         loss = F.cross_entropy(model(x), y)
     scaler.scale(loss).backward()  # 배율을 곱한 손실로 역전파합니다.
-    scaler.step(optimizer)  # 변화도를 나눠 되돌리고, inf나 NaN이 있으면 이 단계를 건너뜁니다.
+    scaler.step(optimizer)  # 변화도를 나눠 되돌리고, inf나 NaN이 있으면 이 스텝을 건너뜁니다.
     scaler.update()  # 건너뛰었으면 배율을 줄이고, 한동안 문제가 없으면 키웁니다.
-    return loss.item()  # 배율을 곱하기 전의 손실을 돌려줍니다.
+    return loss.detach()  # 배율을 곱하기 전의 손실입니다.
 
 
 # --8<-- [end:fast]
@@ -160,11 +166,18 @@ class LitClassifier(L.LightningModule):
         return torch.optim.AdamW(self.parameters(), lr=1e-3)
 
 
+def cpu_supports_bf16():
+    """이 CPU가 bf16을 하드웨어로 계산하는지(AVX-512 BF16 또는 AMX) 봅니다."""
+    checks = ("_is_avx512_bf16_supported", "_is_amx_tile_supported")
+    return any(getattr(torch.cpu, name, lambda: False)() for name in checks)
+
+
 def pick_precision(accelerator):
-    """bf16 텐서 코어가 있는 GPU(Ampere 이후)와 CPU는 bf16, V100·2080 Ti 같은 GPU는 fp16입니다."""
-    if accelerator in ("cuda", "gpu") and torch.cuda.get_device_capability()[0] < 8:
-        return "16-mixed"
-    return "bf16-mixed"
+    """Ampere 이후 GPU는 bf16, V100·2080 Ti는 fp16, bf16 명령이 없는 CPU는 fp32로 둡니다."""
+    if accelerator in ("cuda", "gpu"):
+        return "16-mixed" if torch.cuda.get_device_capability()[0] < 8 else "bf16-mixed"
+    # AVX-512 BF16이나 AMX가 없는 CPU에서 bf16은 dtype 변환만 늘어 fp32보다 느립니다.
+    return "bf16-mixed" if cpu_supports_bf16() else "32-true"
 
 
 def fit_mixed_precision(accelerator="cpu", precision=None, max_steps=5, num_samples=64):
@@ -172,7 +185,7 @@ def fit_mixed_precision(accelerator="cpu", precision=None, max_steps=5, num_samp
     trainer = L.Trainer(
         accelerator=accelerator,
         devices=1,
-        precision=precision or pick_precision(accelerator),  # "16-mixed" 또는 "bf16-mixed"
+        precision=precision or pick_precision(accelerator),
         max_steps=max_steps,
         logger=False,
         enable_checkpointing=False,
@@ -186,7 +199,7 @@ def fit_mixed_precision(accelerator="cpu", precision=None, max_steps=5, num_samp
 
 # --8<-- [end:lightning]
 
-# 정밀도 이름과 학습 단계 함수입니다. fp16만 GradScaler를 더 받습니다.
+# 정밀도 이름과 학습 스텝 함수입니다. fp16만 GradScaler를 더 받습니다.
 STEPS = {
     "fp32": train_step_fp32,
     "tf32": train_step_tf32,
@@ -194,22 +207,17 @@ STEPS = {
     "bf16": train_step_bf16,
 }
 
-# 모델과 배치의 크기입니다. tiny는 테스트용, cpu는 main의 CPU 시연용, gpu는 GPU 벤치마크용입니다.
-SIZES = {
-    "tiny": {"d_model": 16, "nhead": 2, "num_layers": 1, "batch_size": 4, "seq_len": 8},
-    "cpu": {"d_model": 32, "nhead": 4, "num_layers": 2, "batch_size": 8, "seq_len": 16},
-    "gpu": {"d_model": 1024, "nhead": 16, "num_layers": 4, "batch_size": 32, "seq_len": 512},
-}
+# main()이 시연하는 크기입니다. 작으면 dtype 변환 같은 고정 비용이 시간을 정해서 bf16의 효과가
+# 보이지 않으므로, CPU에서도 층 4개, d_model 256으로 잡습니다.
+DEMO_SIZE = {"d_model": 256, "nhead": 8, "num_layers": 4, "batch_size": 8, "seq_len": 128}
 
 
-def make_inputs(device, size="tiny", num_classes=10, seed=0):
-    """크기 이름에 맞는 (모델, x, y)를 장치에 만듭니다. 같은 seed면 가중치와 배치가 같습니다."""
-    cfg = SIZES[size]
+def make_inputs(device, d_model=16, nhead=2, num_layers=1, batch_size=4, seq_len=8,
+                num_classes=10, seed=0):  # fmt: skip
+    """(모델, x, y)를 장치에 만듭니다. 같은 seed면 가중치와 배치가 같습니다."""
     torch.manual_seed(seed)
-    model = TinyTransformer(cfg["d_model"], cfg["nhead"], cfg["num_layers"], num_classes)
-    x, y = make_batch(
-        device, cfg["batch_size"], cfg["seq_len"], cfg["d_model"], num_classes, seed=seed
-    )
+    model = TinyTransformer(d_model, nhead, num_layers, num_classes)
+    x, y = make_batch(device, batch_size, seq_len, d_model, num_classes, seed=seed)
     return model.to(device), x, y
 
 
@@ -218,8 +226,8 @@ def make_step(name, model, lr=1e-3):
     optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
     if name != "fp16":
         return STEPS[name], optimizer
-    # GradScaler는 단계 사이에 배율을 기억해야 하므로 하나만 만들어 모든 단계에 넘깁니다.
-    scaler = torch.amp.GradScaler(next(model.parameters()).device.type)
+    # GradScaler는 스텝 사이에 배율을 기억해야 하므로 하나만 만들어 모든 스텝에 넘깁니다.
+    scaler = make_grad_scaler(next(model.parameters()).device.type)
 
     def step(model, optimizer, x, y):
         return train_step_fp16(model, optimizer, x, y, scaler)
@@ -228,7 +236,7 @@ def make_step(name, model, lr=1e-3):
 
 
 def matmul_tflops(device, dtype=torch.bfloat16, n=4096):
-    """n×n 행렬 곱의 처리량(TFLOP/s)을 잽니다. 학습 단계의 속도와 비교할 하드웨어의 한계입니다."""
+    """n×n 행렬 곱의 처리량(TFLOP/s)을 잽니다. 학습 스텝의 속도와 비교할 하드웨어의 한계입니다."""
     a = torch.randn(n, n, device=device, dtype=dtype)
     b = torch.randn(n, n, device=device, dtype=dtype)
     seconds = Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange(min_run_time=0.2).median
@@ -236,29 +244,72 @@ def matmul_tflops(device, dtype=torch.bfloat16, n=4096):
 
 
 def pick_device(name="auto"):
-    """장치를 고릅니다. CUDA를 요청했는데 없으면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
-        raise SystemExit(f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda 중 하나를 쓰세요.")
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
     return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
 
 
 def main(device_name="auto", size=None):
     device = pick_device(device_name)
-    size = size or ("gpu" if device.type == "cuda" else "cpu")
+    size = size or DEMO_SIZE
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
-    print(f"장치: {device} ({where}), 모델 크기: {size} {SIZES[size]}")
+    print(f"장치: {device} ({where}), 모델 크기: {size}")
     print("fp32는 TF32를 끈 PyTorch 기본 설정이고, tf32는 행렬 곱에만 TF32를 켠 것입니다.")
     fp32_s = None
     for name in STEPS:
         # 정밀도마다 같은 seed로 새로 만들어 같은 가중치와 같은 배치에서 출발합니다.
-        model, x, y = make_inputs(device, size)
+        model, x, y = make_inputs(device, **size)
         step, optimizer = make_step(name, model)
-        first_loss = step(model, optimizer, x, y)
-        for _ in range(3):  # 예열: 첫 몇 단계의 메모리 할당과 커널 준비를 시간에서 뺍니다.
+        first_loss = step(model, optimizer, x, y).item()
+        for _ in range(3):  # 워밍업: 첫 몇 스텝의 메모리 할당과 커널 준비를 시간에서 뺍니다.
             step(model, optimizer, x, y)
         timer = Timer(
             "step(model, optimizer, x, y)",
@@ -267,7 +318,7 @@ def main(device_name="auto", size=None):
         seconds = timer.blocked_autorange(min_run_time=0.2).median
         fp32_s = fp32_s or seconds
         line = (
-            f"{name}: 첫 손실 {first_loss:.4f}, 한 단계 {seconds * 1e3:.2f} ms "
+            f"{name}: 첫 손실 {first_loss:.4f}, 스텝 하나 {seconds * 1e3:.2f} ms "
             f"(fp32 대비 {fp32_s / seconds:.2f}배)"
         )
         if device.type == "cuda":
@@ -277,8 +328,8 @@ def main(device_name="auto", size=None):
     if device.type == "cpu":
         print("CPU에서 tf32는 fp32와 똑같이 계산합니다. TF32는 CUDA 텐서 코어의 형식입니다.")
         print("CPU의 fp16·bf16 속도는 그 CPU가 16비트 연산을 하드웨어로 지원하는지(AVX-512 BF16,")
-        print("AMX 등)에 달려 있고, 지원하지 않으면 형식 변환 때문에 fp32보다 느릴 수 있습니다.")
-        print("이 숫자는 GPU에 대해 아무것도 말해 주지 않습니다.")
+        print("AMX 등)에 달려 있고, 지원하지 않으면 dtype 변환 때문에 fp32보다 느릴 수 있습니다.")
+        print("CPU의 숫자로 GPU의 속도를 짐작할 수는 없습니다.")
         print("차이를 보려면 CUDA GPU가 있는 컴퓨터에서 `--device cuda`로 실행하세요.")
     else:
         print(f"비교 기준: 같은 GPU의 bf16 행렬 곱 {matmul_tflops(device):.0f} TFLOP/s")
@@ -289,8 +340,5 @@ def main(device_name="auto", size=None):
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="팁 6: 16비트 정밀도")
-    parser.add_argument("--device", default="auto", help="auto(기본값), cpu, cuda")
+    parser = make_parser("팁 6: 16비트 정밀도")
     main(parser.parse_args().device)

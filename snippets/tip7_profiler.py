@@ -6,17 +6,26 @@
 # --8<-- [start:imports]
 from pathlib import Path
 
+# --8<-- [start:lightning_import]
 import lightning as L
+
+# --8<-- [end:lightning_import]
+# --8<-- [start:torch_import]
 import torch
+
+# --8<-- [end:torch_import]
 from lightning.pytorch.profilers import AdvancedProfiler, PyTorchProfiler, SimpleProfiler
-from torch.profiler import ProfilerActivity, profile, record_function
+
+# --8<-- [start:profiler_imports]
+from torch.profiler import ProfilerActivity, profile, record_function, schedule
 from torch.utils.data import DataLoader, Dataset
 
+# --8<-- [end:profiler_imports]
 # --8<-- [end:imports]
 
 
 # --8<-- [start:article_2020]
-# 기사 원문(2020)의 두 가지 사용법입니다. 오늘의 Lightning에서는 둘 다 실패합니다.
+# 원문(2020)의 두 가지 사용법입니다. 현재 Lightning에서는 둘 다 실패합니다.
 def article_profile():
     return L.Trainer(profile=True)
 
@@ -89,17 +98,25 @@ class PrecomputedDataset(Dataset):
 # --8<-- [start:pytorch]
 def profile_plain_loop(model, loader, steps=5):
     """Lightning 없이 torch.profiler로 학습 루프를 잽니다. 구간에 이름을 붙여 표에서 찾습니다."""
+    device = next(model.parameters()).device
     optimizer = torch.optim.SGD(model.parameters(), lr=0.01)
+    activities = [ProfilerActivity.CPU]
+    if torch.cuda.is_available():
+        activities.append(ProfilerActivity.CUDA)  # GPU 커널 시간도 기록합니다.
+    # 첫 스텝은 건너뛰고(wait), 다음 스텝은 워밍업으로 버리고, 그 뒤 steps스텝만 기록합니다.
+    plan = schedule(wait=1, warmup=1, active=steps)
     batches = iter(loader)
-    with profile(activities=[ProfilerActivity.CPU]) as prof:
-        for _ in range(steps):
+    with profile(activities=activities, schedule=plan) as prof:
+        for _ in range(steps + 2):
             with record_function("fetch_batch"):
                 x, y = next(batches)
             with record_function("train_step"):
+                x, y = x.to(device, non_blocking=True), y.to(device, non_blocking=True)
                 loss = torch.nn.functional.mse_loss(model(x), y)
                 optimizer.zero_grad()
                 loss.backward()
                 optimizer.step()
+            prof.step()  # 스텝이 끝났다고 알려야 스케줄이 다음 칸으로 넘어갑니다.
     # prof.key_averages().table(sort_by="cpu_time_total", row_limit=10)로 표를 봅니다.
     return prof.key_averages()
 
@@ -133,7 +150,7 @@ QUIET = dict(
 
 
 def profile_simple(model, loader, max_steps=5):
-    # 기사의 `profile=True`는 이제 `profiler="simple"`입니다.
+    # 원문의 `profile=True`는 이제 `profiler="simple"`입니다.
     # fit이 끝나면 동작(action)별 시간 표를 로그로 냅니다.
     L.Trainer(profiler="simple", max_steps=max_steps, **QUIET).fit(model, loader)
 
@@ -151,7 +168,8 @@ def profile_advanced_to_file(model, loader, dirpath, max_steps=5):
 
 
 def profile_pytorch(model, loader, dirpath, max_steps=5):
-    # torch.profiler로 연산자별 CPU/CUDA 시간과 메모리를 잽니다. 보고서 표(fit-pytorch.txt)와 함께
+    # torch.profiler로 연산자별 CPU/CUDA 시간과 메모리를 잽니다. 기본 스케줄은 1스텝 건너뛰고,
+    # 1스텝 워밍업, 3스텝 기록을 되풀이합니다. 보고서 표(fit-pytorch.txt)와 함께
     # Perfetto UI나 chrome://tracing에서 타임라인으로 여는 추적 파일(*.pt.trace.json)도 씁니다.
     profiler = PyTorchProfiler(dirpath=dirpath, filename="pytorch", profile_memory=True)
     L.Trainer(profiler=profiler, max_steps=max_steps, **QUIET).fit(model, loader)
@@ -239,14 +257,57 @@ def action_total(rows, action):
 
 
 def pick_device(name="auto"):
-    """장치를 고릅니다. CUDA를 요청했는데 없으면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
+    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
     if name == "auto":
         name = "cuda" if torch.cuda.is_available() else "cpu"
     if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
-        raise SystemExit(f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda 중 하나를 쓰세요.")
+        raise SystemExit(
+            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
+        )
     if name.startswith("cuda") and not torch.cuda.is_available():
         raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
+    if name.startswith("cuda:"):
+        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
+        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
+        if not (index.isascii() and index.isdigit() and int(index) < found):
+            raise SystemExit(
+                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
+                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
+            )
+        return torch.device("cuda", int(index))
     return torch.device(name)
+
+
+def make_parser(description):
+    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
+    import argparse
+    import sys
+
+    class KoreanFormatter(argparse.HelpFormatter):
+        def add_usage(self, usage, actions, groups, prefix=None):
+            super().add_usage(usage, actions, groups, "사용법: ")
+
+    class KoreanParser(argparse.ArgumentParser):
+        def error(self, message):
+            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
+            for english, korean in [
+                ("unrecognized arguments", "알 수 없는 옵션입니다"),
+                ("expected one argument", "값을 하나 주어야 합니다"),
+                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
+            ]:
+                message = message.replace(english, korean)
+            self.print_usage(sys.stderr)
+            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
+
+    parser = KoreanParser(
+        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
+    )
+    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
+    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
+    parser.add_argument(
+        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
+    )
+    return parser
 
 
 def main(device_name="auto", max_steps=16):
@@ -293,8 +354,5 @@ def main(device_name="auto", max_steps=16):
 
 
 if __name__ == "__main__":
-    import argparse
-
-    parser = argparse.ArgumentParser(description="팁 7: 프로파일러로 병목 찾기")
-    parser.add_argument("--device", default="auto", help="auto(기본값), cpu, cuda")
+    parser = make_parser("팁 7: 프로파일러로 병목 찾기")
     main(parser.parse_args().device)

@@ -66,8 +66,8 @@ def test_page_shows_the_files_numbers_with_labels_units_and_provenance(sample_si
 
 
 def results_tables(html):
-    return re.findall(r'<div class="results-table"><table>.*?</table></div>\s*<p class="results-conclusion">',
-                      html, flags=re.DOTALL)  # fmt: skip
+    table = r'<div class="results-table"><table>.*?</table></div>'
+    return re.findall(table + r'\s*<p class="results-conclusion">', html, flags=re.DOTALL)
 
 
 @pytest.mark.parametrize("page", [p.doc.removesuffix(".md") + ".html" for p in registry.load()])
@@ -75,7 +75,9 @@ def test_no_table_shows_identifiers_and_every_header_has_a_unit(sample_site, pag
     html = article(page_text(sample_site, page))
     text = visible_text(html)
     assert "test_" not in text and "[baseline]" not in text
-    for table in re.findall(r'<div class="results-table"><table>.*?</table>', html, flags=re.DOTALL):
+    for table in re.findall(
+        r'<div class="results-table"><table>.*?</table>', html, flags=re.DOTALL
+    ):
         headers = re.findall(r"<th[^>]*>(.*?)</th>", table)
         for header in headers[2:]:  # 방식, 역할 다음 열은 모두 단위가 있습니다
             assert "(" in header or header == "IQR", header
@@ -111,7 +113,9 @@ def test_a_mechanism_missing_on_a_device_reads_not_applicable(sample_site):
 
 def test_home_overview_reads_not_applicable_and_shows_tip7_twice(sample_site):
     home = page_text(sample_site, "index.html")
-    table = re.search(r'<div class="results-table overview-table"><table>.*?</table>', home, re.S)[0]
+    table = re.search(r'<div class="results-table overview-table"><table>.*?</table>', home, re.S)[
+        0
+    ]
     rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.DOTALL)[1:]
     cpu_cells = {
         visible_text(r).split("  ")[0]: re.findall(r"<td>(.*?)</td>", r, re.S)[-1] for r in rows

@@ -147,6 +147,24 @@ def test_suggestion_is_the_rule_bounded_by_cores(num_gpus, cores, expected):
     assert tip1.suggested_num_workers(num_gpus, cores=cores) == expected
 
 
+@pytest.mark.parametrize(
+    ("num_gpus", "cores", "local_processes", "expected"),
+    # GPU 8개, DDP 프로세스 8개: 규칙은 컴퓨터 전체 32개이고, DataLoader 하나는 그 1/8입니다.
+    [(8, 64, 8, 4), (8, 16, 8, 2), (8, 4, 8, 1), (2, 16, 2, 4), (8, 64, 1, 32)],
+)
+def test_suggestion_divides_by_local_ddp_processes(num_gpus, cores, local_processes, expected):
+    assert tip1.suggested_num_workers(num_gpus, cores, local_processes) == expected
+
+
+def test_local_process_count_reads_torchrun_env(monkeypatch):
+    monkeypatch.delenv("LOCAL_WORLD_SIZE", raising=False)
+    assert tip1.local_process_count() == 1
+    monkeypatch.setenv("LOCAL_WORLD_SIZE", "4")
+    assert tip1.local_process_count() == 4
+    # 인자를 주지 않으면 torchrun이 넣어 준 프로세스 수로 나눕니다.
+    assert tip1.suggested_num_workers(4, cores=16) == 4
+
+
 def test_usable_cores_respects_affinity(monkeypatch):
     if hasattr(os, "sched_getaffinity"):
         assert tip1.usable_cpu_cores() == len(os.sched_getaffinity(0))
@@ -201,7 +219,7 @@ def test_main_runs_on_cpu(capsys):
     assert "장치: cpu" in out
     assert "num_workers=0: 초당" in out
     assert f"num_workers={min(2, tip1.usable_cpu_cores())}: 초당" in out
-    assert "기사의 규칙(4 × GPU 수): GPU 0개 → num_workers=0" in out
+    assert "원문의 규칙(4 × GPU 수): GPU 0개 → num_workers=0" in out
     assert f"제안: num_workers={tip1.suggested_num_workers(0)}" in out
 
 

@@ -69,3 +69,11 @@ def test_main_runs_on_cpu(capsys):
     out = capsys.readouterr().out
     assert "장치: cpu" in out
     assert all(kind in out for kind in tip4.PAIRS)
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
+def test_hard_coded_cuda_fails_where_there_is_no_cuda():
+    # 페이지의 검증 노트: `.cuda()`를 박아 둔 코드는 CPU에서 바로 실패합니다.
+    with pytest.raises((AssertionError, RuntimeError)):
+        torch.zeros(2).cuda()
+    assert tip4.rand_on_device((2,), "cpu").device.type == "cpu"

@@ -4,6 +4,7 @@ DDP 테스트는 진짜 프로세스를 띄웁니다. Lightning과 torchrun은 �
 실행하므로 pytest 프로세스 안이 아니라 하위 프로세스(subprocess)로 돌립니다.
 """
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -11,6 +12,7 @@ from pathlib import Path
 import lightning as L
 import pytest
 import torch
+import torch.multiprocessing as mp
 
 from snippets import tip5_ddp as tip5
 from tests.site_build import page_quotes
@@ -64,7 +66,7 @@ def test_lightning_ddp_fit_runs_as_a_script():
     result = run_script(SCRIPT, "--lightning")
     assert result.returncode == 0, result.stderr[-3000:]
     # 두 프로세스가 모두 스크립트를 실행하지만 출력은 순위 0만 합니다.
-    assert result.stdout.count("Lightning DDP 학습을 마쳤습니다: 프로세스 2개, 5단계") == 1
+    assert result.stdout.count("Lightning DDP 학습을 마쳤습니다: 프로세스 2개, 5스텝") == 1
     assert "학습 뒤 프로세스별 모델 가중치가 모두 같습니다." in result.stdout
     assert not (REPO / "lightning_logs").exists()
 
@@ -76,6 +78,53 @@ def test_torchrun_launch_matches_single_process():
     assert result.returncode == 0, result.stderr[-3000:]
     assert result.stdout.count("torchrun: 장치 cpu, 프로세스 2개") == 1
     assert "한 프로세스가 배치 전체로 계산한 변화도와 같습니다" in result.stdout
+
+
+def run_template(rank, world_size, port, out_dir):
+    # torchrun이 넣어 주는 환경 변수를 그대로 흉내 냅니다.
+    os.environ.update(
+        RANK=str(rank),
+        LOCAL_RANK=str(rank),
+        WORLD_SIZE=str(world_size),
+        LOCAL_WORLD_SIZE=str(world_size),
+        MASTER_ADDR="127.0.0.1",
+        MASTER_PORT=str(port),
+    )
+    torch.save(tip5.train_ddp(epochs=2), Path(out_dir) / f"rank{rank}.pt")
+
+
+def test_torchrun_training_template_keeps_replicas_in_sync(tmp_path):
+    mp.spawn(run_template, args=(2, tip5.find_free_port(), tmp_path), nprocs=2, join=True)
+    weights = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
+    start = {name: p.detach() for name, p in tip5.make_model().named_parameters()}
+    for name, initial in start.items():
+        assert torch.equal(weights[0][name], weights[1][name])
+        assert not torch.equal(weights[0][name], initial)  # 실제로 학습했습니다.
+
+
+def test_distributed_sampler_gives_each_rank_a_different_share():
+    data = list(range(10))
+    shares = [list(tip5.DistributedSampler(data, 2, rank, seed=0)) for rank in range(2)]
+    assert not set(shares[0]) & set(shares[1])
+    assert sorted(shares[0] + shares[1]) == data
+    sampler = tip5.DistributedSampler(data, 2, 0, seed=0)
+    sampler.set_epoch(1)
+    assert list(sampler) != shares[0]  # set_epoch가 에폭마다 순서를 바꿉니다.
+
+
+def test_ddp_syncs_buffers_every_forward_by_default():
+    # 페이지의 설명: 스텝마다 오가는 것은 변화도만이 아닙니다. 버퍼(배치 정규화 통계 등)도 보냅니다.
+    import torch.distributed as dist
+
+    init = f"tcp://127.0.0.1:{tip5.find_free_port()}"
+    dist.init_process_group("gloo", init_method=init, rank=0, world_size=1)
+    try:
+        model = tip5.DistributedDataParallel(torch.nn.BatchNorm1d(4))
+        assert model.forward_sync_buffers is True
+        assert model.broadcast_buffers is True  # torch 2.13 전의 이름입니다.
+        del model
+    finally:
+        dist.destroy_process_group()
 
 
 @pytest.mark.skipif(
@@ -130,3 +179,102 @@ def test_main_runs_on_cpu(capsys):
     out = capsys.readouterr().out
     assert "장치: cpu, 프로세스 2개, 통신 백엔드: gloo" in out
     assert "한 프로세스가 배치 전체로 계산한 변화도와 같습니다" in out
+
+
+# ---------------------------------------------------------------------------
+# 분산 환경 변수: 셸에 남은 값이 어긋나면 30분을 기다리지 않고 한국어로 멈추는지
+# ---------------------------------------------------------------------------
+
+TORCHRUN_ENV = {
+    "RANK": "1",
+    "WORLD_SIZE": "2",
+    "LOCAL_RANK": "1",
+    "MASTER_ADDR": "127.0.0.1",
+    "MASTER_PORT": "29500",
+}
+
+
+def test_no_distributed_variables_means_a_plain_run():
+    assert tip5.launched_ranks({"PATH": "/usr/bin"}) is None
+
+
+def test_torchrun_and_lightning_environments_are_accepted():
+    assert tip5.launched_ranks(TORCHRUN_ENV) == (1, 2)
+    # Lightning이 띄운 프로세스에는 RANK가 없고 LOCAL_RANK와 NODE_RANK가 있습니다.
+    lightning_child = {**TORCHRUN_ENV, "NODE_RANK": "0"}
+    del lightning_child["RANK"]
+    assert tip5.launched_ranks(lightning_child) == (1, 2)
+
+
+@pytest.mark.parametrize(
+    ("environment", "message"),
+    [
+        ({"RANK": "0"}, "있는 변수: RANK, 없는 변수: WORLD_SIZE, MASTER_ADDR, MASTER_PORT"),
+        ({"MASTER_ADDR": "10.0.0.1"}, "없는 변수: RANK, WORLD_SIZE, MASTER_PORT"),
+        ({"WORLD_SIZE": "2", "LOCAL_RANK": "0"}, "없는 변수: MASTER_ADDR, MASTER_PORT"),
+        ({**TORCHRUN_ENV, "MASTER_ADDR": ""}, "없는 변수: MASTER_ADDR"),
+        ({**TORCHRUN_ENV, "RANK": "one"}, "RANK에는 0 이상의 정수가 와야 합니다(지금 값: 'one')"),
+        ({**TORCHRUN_ENV, "RANK": "-1"}, "RANK에는 0 이상의 정수가 와야 합니다(지금 값: '-1')"),
+        ({**TORCHRUN_ENV, "WORLD_SIZE": "2.0"}, "WORLD_SIZE에는 0 이상의 정수가 와야 합니다"),
+        ({**TORCHRUN_ENV, "MASTER_PORT": "http"}, "MASTER_PORT에는 0 이상의 정수가 와야 합니다"),
+        (
+            {**TORCHRUN_ENV, "RANK": "2"},
+            "RANK는 WORLD_SIZE보다 작아야 합니다(RANK=2, WORLD_SIZE=2)",
+        ),
+        (
+            {**TORCHRUN_ENV, "WORLD_SIZE": "0"},
+            "RANK는 WORLD_SIZE보다 작아야 합니다(RANK=1, WORLD_SIZE=0)",
+        ),
+        ({**TORCHRUN_ENV, "RANK": "0"}, "LOCAL_RANK는 RANK(0)보다 클 수 없습니다"),
+        ({**TORCHRUN_ENV, "MASTER_PORT": "70000"}, "MASTER_PORT는 1~65535 사이여야 합니다"),
+    ],
+)
+def test_inconsistent_variables_stop_with_a_korean_message(environment, message):
+    with pytest.raises(SystemExit) as stop:
+        tip5.launched_ranks(environment)
+    text = str(stop.value.code)
+    assert message in text
+    # 고치는 방법(unset할 변수 이름)도 함께 알려 줍니다.
+    assert f"unset {' '.join(environment)}" in text
+
+
+def run_with_environment(extra, *args, timeout=120):
+    environment = {k: v for k, v in os.environ.items() if k not in TORCHRUN_ENV}
+    return subprocess.run(
+        [sys.executable, SCRIPT, *args],
+        cwd=REPO,
+        env={**environment, **extra},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize("name", ["RANK", "LOCAL_RANK"])
+def test_malformed_rank_stops_before_lightning_is_imported(name):
+    # lightning은 import할 때 RANK를 int()로 읽어 영어 traceback을 냅니다. 그보다 먼저 멈춥니다.
+    result = run_with_environment({name: "abc"}, "--lightning", timeout=30)
+    assert result.returncode == 1
+    assert result.stdout == ""
+    assert f"환경 변수 {name}에는 0 이상의 정수가 와야 합니다(지금 값: 'abc')" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_stray_rank_stops_the_script_at_once():
+    result = run_with_environment({"RANK": "0", "WORLD_SIZE": "2"}, "--device", "cpu")
+    assert result.returncode == 1
+    assert "분산 실행 환경 변수가 일부만 있습니다" in result.stderr
+    assert "없는 변수: MASTER_ADDR, MASTER_PORT" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_missing_peer_times_out_quickly_with_a_korean_message(monkeypatch):
+    # 변수는 모두 맞지만 순위 1이 오지 않는 경우: 30분이 아니라 정한 시간 안에 멈춥니다.
+    monkeypatch.setenv("MASTER_ADDR", "127.0.0.1")
+    monkeypatch.setenv("MASTER_PORT", str(tip5.find_free_port()))
+    with pytest.raises(SystemExit) as stop:
+        tip5.run_under_torchrun(0, 2, "cpu", timeout_s=2)
+    text = str(stop.value.code)
+    assert "프로세스 그룹에 들어가지 못했습니다(순위 0, 프로세스 2개, 기다린 시간 최대 2초)" in text
+    assert "원래 오류: " in text
+    assert not torch.distributed.is_initialized()

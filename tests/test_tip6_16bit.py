@@ -1,7 +1,8 @@
-"""snippets/tip6_16bit.py의 테스트: 16비트 학습 단계가 fp32 단계와 같은 학습을 하는지 봅니다."""
+"""snippets/tip6_16bit.py의 테스트: 16비트 학습 스텝이 fp32 스텝과 같은 학습을 하는지 봅니다."""
 
 import copy
 import inspect
+import os
 
 import lightning as L
 import pytest
@@ -32,17 +33,20 @@ def build(shape, seed):
 
 
 def one_step(name, base, x, y, scaler=None):
-    """base의 복사본으로 한 단계를 돌리고 (손실, 가중치 변화량 전체, 모델)을 돌려줍니다."""
+    """base의 복사본으로 스텝 하나를 돌리고 (손실, 가중치 변화량 전체, 모델)을 돌려줍니다."""
     model = copy.deepcopy(base)
     # 분류 헤드(Linear)의 출력 dtype으로 autocast가 실제로 고른 형식을 기록합니다.
     model.head.register_forward_hook(lambda _m, _i, out: setattr(model, "seen_dtype", out.dtype))
     # SGD는 변화량이 변화도에 비례하므로 배율 실수(unscale 누락 등)가 그대로 드러납니다.
-    # Adam은 첫 단계에서 변화도의 크기를 지워 버려 이런 실수를 숨깁니다.
+    # Adam은 첫 스텝에서 변화도의 크기를 지워 버려 이런 실수를 숨깁니다.
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     kwargs = {}
     if name == "fp16":
         kwargs["scaler"] = scaler or torch.amp.GradScaler("cpu")
     loss = tip6.STEPS[name](model, optimizer, x, y, **kwargs)
+    # 손실은 장치에 둔 채 돌려줍니다. 매 스텝 .item()으로 읽지 않습니다(팁 3).
+    assert isinstance(loss, torch.Tensor) and not loss.requires_grad
+    loss = loss.item()
     pairs = zip(model.parameters(), base.parameters(), strict=True)
     update = torch.cat([(p - p0).flatten() for p, p0 in pairs])
     return loss, update, model
@@ -90,7 +94,7 @@ def test_fp16_step_unscales_and_updates_the_scaler():
     # 배율을 곱하기 전의 손실과, 배율을 다시 나눈 변화도로 한 업데이트여야 합니다.
     assert loss16 == pytest.approx(loss32, rel=1e-3)
     assert relative_error(update16, update32) < 1e-2
-    # growth_interval=1이므로 문제가 없던 단계 뒤에 update()가 배율을 두 배로 키웁니다.
+    # growth_interval=1이므로 문제가 없던 스텝 뒤에 update()가 배율을 두 배로 키웁니다.
     assert scaler.get_scale() == 2.0**11
 
 
@@ -101,9 +105,9 @@ def test_fp16_step_skips_the_update_on_inf_gradients():
     scaler = torch.amp.GradScaler("cpu", init_scale=2.0**10)
     # fp16 오버플로를 흉내 냅니다: 한 변화도를 inf로 바꿉니다.
     model.head.bias.register_hook(lambda grad: torch.full_like(grad, float("inf")))
-    loss = tip6.train_step_fp16(model, optimizer, x, y, scaler)
+    loss = tip6.train_step_fp16(model, optimizer, x, y, scaler).item()
     assert loss == pytest.approx(torch.nn.functional.cross_entropy(base(x), y).item(), rel=1e-3)
-    # GradScaler가 이 단계를 건너뛰었으므로 가중치가 그대로이고, 배율은 반으로 줄었습니다.
+    # GradScaler가 이 스텝을 건너뛰었으므로 가중치가 그대로이고, 배율은 반으로 줄었습니다.
     for p, p0 in zip(model.parameters(), base.parameters(), strict=True):
         torch.testing.assert_close(p, p0, rtol=0, atol=0)
     assert scaler.get_scale() == 2.0**9
@@ -149,15 +153,15 @@ def test_tf32_step_restores_the_setting_when_the_step_fails(restore_matmul_preci
 
 
 def test_make_inputs_is_reproducible_and_make_step_binds_a_scaler():
-    model_a, x_a, y_a = tip6.make_inputs("cpu", "tiny", seed=5)
-    model_b, x_b, y_b = tip6.make_inputs("cpu", "tiny", seed=5)
+    model_a, x_a, y_a = tip6.make_inputs("cpu", seed=5)
+    model_b, x_b, y_b = tip6.make_inputs("cpu", seed=5)
     assert torch.equal(x_a, x_b) and torch.equal(y_a, y_b)
     for p, q in zip(model_a.parameters(), model_b.parameters(), strict=True):
         assert torch.equal(p, q)
-    assert all(cfg["d_model"] % cfg["nhead"] == 0 for cfg in tip6.SIZES.values())
+    assert tip6.DEMO_SIZE["d_model"] % tip6.DEMO_SIZE["nhead"] == 0
     for name in tip6.STEPS:
         step, optimizer = tip6.make_step(name, model_a)
-        assert isinstance(step(model_a, optimizer, x_a, y_a), float)
+        assert step(model_a, optimizer, x_a, y_a).dim() == 0
     step, _ = tip6.make_step("fp16", model_a)
     scaler = inspect.getclosurevars(step).nonlocals["scaler"]
     assert isinstance(scaler, torch.amp.GradScaler) and scaler.is_enabled()
@@ -176,10 +180,57 @@ def test_lightning_bf16_mixed_fits_on_cpu(tmp_path, monkeypatch):
     trainer = tip6.fit_mixed_precision("cpu", "bf16-mixed", max_steps=3, num_samples=32)
     assert trainer.global_step == 3
     assert trainer.precision == "bf16-mixed"
-    assert tip6.pick_precision("cpu") == "bf16-mixed"
     model = trainer.lightning_module
     assert all(p.dtype == torch.float32 for p in model.parameters())
     assert list(tmp_path.iterdir()) == []  # 로그나 체크포인트를 남기지 않습니다.
+
+
+@pytest.mark.parametrize(("has_bf16", "expected"), [(True, "bf16-mixed"), (False, "32-true")])
+def test_pick_precision_on_cpu_needs_bf16_instructions(monkeypatch, has_bf16, expected):
+    monkeypatch.setattr(tip6, "cpu_supports_bf16", lambda: has_bf16)
+    assert tip6.pick_precision("cpu") == expected
+
+
+def test_cpu_supports_bf16_matches_cpu_flags():
+    flags = open("/proc/cpuinfo").read() if os.path.exists("/proc/cpuinfo") else None
+    if flags is None:
+        pytest.skip("/proc/cpuinfo가 없는 운영체제입니다")
+    expected = "avx512_bf16" in flags or "amx_tile" in flags
+    assert tip6.cpu_supports_bf16() == expected
+
+
+def test_fp16_overflows_above_65504_and_bf16_does_not():
+    # 표의 fp16 행: 범위가 좁아 65504보다 큰 값은 inf가 됩니다.
+    assert torch.finfo(torch.float16).max == 65504
+    assert torch.tensor(70000.0).half().isinf()
+    assert not torch.tensor(70000.0).bfloat16().isinf()
+
+
+def test_cudnn_convolutions_use_tf32_by_default_but_matmuls_do_not():
+    # 표의 tf32 행: 합성곱(cuDNN)은 기본으로 TF32, 행렬 곱은 기본으로 fp32(ieee)입니다.
+    assert torch.backends.cudnn.conv.fp32_precision == "tf32"
+    assert torch.backends.cudnn.allow_tf32
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="동기화는 CUDA에서만 생깁니다")
+@pytest.mark.parametrize("fused", [False, True])
+def test_grad_scaler_reads_found_inf_on_the_host_unless_the_optimizer_is_fused(fused):
+    import warnings
+
+    model, x, y = tip6.make_inputs("cuda")
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=fused)
+    scaler = tip6.make_grad_scaler("cuda")
+    tip6.train_step_fp16(model, optimizer, x, y, scaler)  # 워밍업
+    torch.cuda.synchronize()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        torch.cuda.set_sync_debug_mode("warn")
+        try:
+            tip6.train_step_fp16(model, optimizer, x, y, scaler)
+        finally:
+            torch.cuda.set_sync_debug_mode(0)
+    syncs = sum("synchroniz" in str(w.message) for w in caught)
+    assert (syncs == 0) if fused else (syncs > 0)
 
 
 def test_lightning_bf16_mixed_autocasts_the_training_step():
@@ -240,5 +291,5 @@ def test_main_runs_on_cpu(capsys):
     assert "장치: cpu" in out
     for name in tip6.STEPS:
         assert f"{name}: 첫 손실" in out
-    assert "GPU에 대해 아무것도 말해 주지" in out.replace("\n", "")
+    assert "CPU의 숫자로 GPU의 속도를 짐작할 수는 없습니다" in out
     assert "최고 메모리" not in out

@@ -4,11 +4,11 @@ import re
 
 import pytest
 import torch
-from lightning.pytorch.profilers import SimpleProfiler
+from lightning.pytorch.profilers import PyTorchProfiler, SimpleProfiler
 from torch.utils.data import DataLoader
 
 from snippets import tip7_profiler as tip7
-from tests.site_build import page_quotes
+from tests.site_build import ROOT, page_quotes
 
 
 @pytest.mark.parametrize("n", [1, 7, 33])
@@ -64,6 +64,13 @@ def test_advanced_profiler_report_names_the_planted_function(tmp_path):
     fetch_stats = fetch_stats.split("Profile stats for:")[0]
     assert "Ordered by: cumulative time" in fetch_stats
     assert "(__getitem__)" in fetch_stats and "(expensive_features)" in fetch_stats
+    # 페이지에 실은 발췌는 이 보고서의 실제 모양입니다: 머리글과 열 이름이 그대로 나옵니다.
+    page = (ROOT / "docs/tips/07-profiler.md").read_text(encoding="utf-8")
+    excerpt = page.split("<!-- advanced-excerpt -->")[1].split("```")[1]
+    for line in ("Profile stats for: " + tip7.FETCH_ACTION, "Ordered by: cumulative time"):
+        assert line in excerpt and line in report
+    header = "ncalls  tottime  percall  cumtime  percall filename:lineno(function)"
+    assert header in excerpt and header in report
 
 
 def test_pytorch_profiler_fits_and_reports_operators(tmp_path):
@@ -124,8 +131,18 @@ def test_lightning_section_pytorch_profiler_writes_table_and_trace(tmp_path):
     assert list(tmp_path.glob("*.pt.trace.json"))
 
 
+def test_lightning_pytorch_profiler_default_schedule_records_three_of_five_steps():
+    # 페이지의 설명: PyTorchProfiler는 모든 스텝을 기록하지 않습니다. 1 건너뛰기, 1 워밍업,
+    # 3 기록을 되풀이합니다.
+    plan = PyTorchProfiler()._schedule._schedule
+    actions = [plan(step).name for step in range(10)]
+    cycle = ["NONE", "WARMUP", "RECORD", "RECORD", "RECORD_AND_SAVE"]
+    assert actions == cycle * 2
+
+
 def test_plain_pytorch_profiler_finds_the_same_bottleneck():
-    model, loader = small_model_and_loader()
+    # 스케줄: 1스텝 건너뛰고 1스텝 워밍업한 뒤 3스텝을 기록하므로 배치가 5개 필요합니다.
+    model, loader = small_model_and_loader(n=40)
     averages = {event.key: event for event in tip7.profile_plain_loop(model, loader, steps=3)}
     fetch, step = averages["fetch_batch"], averages["train_step"]
     assert fetch.count == step.count == 3

@@ -5,6 +5,9 @@
 - 액션의 SHA 고정, checkout의 persist-credentials, run 스크립트 안의 `${{ }}`, 작업 시간 제한,
   concurrency, 권한, 포크 차단을 워크플로 파일을 직접 읽어 확인합니다.
 - 워크플로가 실행하는 명령이 README의 명령과 글자 그대로 같은지 확인합니다.
+- 결과 파일: GPU 워크플로가 풀 리퀘스트를 열기 전에, CI가 모든 결과 파일을 전체 스키마로
+  검증하는지, 자체 호스팅 작업이 main에서만 도는지, pip가 PyTorch 색인에서는 torch만 받고 잠근
+  꾸러미를 해시로 확인하는지 확인합니다.
 
 각 검사는 일부러 망가뜨린 예제로 실패할 수 있음도 함께 확인합니다. check-jsonschema와 zizmor는
 requirements.txt에 고정되어 있으므로, 없으면 건너뛰지 않고 실패합니다.
@@ -493,3 +496,225 @@ def test_docs_runs_the_readme_install_part_and_a_strict_build():
 def test_ci_run_script_ends_with_the_readme_test_command():
     lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
     assert lines[-1] == readme_test_command()
+
+
+# ---------------------------------------------------------------------------
+# 바깥에서 온 결과 파일, main에서만 도는 작업, 잠근 의존성
+# ---------------------------------------------------------------------------
+
+MAIN_ONLY = "github.ref == 'refs/heads/main'"
+VALIDATE = "-m benchmarks.results_file"
+HASHED_INSTALL = "install --require-hashes --no-deps -r requirements-lock.txt"
+# PyTorch CPU 색인의 torch 페이지입니다. 색인 전체가 아니므로 여기서는 torch만 받습니다.
+TORCH_PAGE = "https://download.pytorch.org/whl/cpu/torch/"
+INDEX_OPTIONS = ("--extra-index-url", "--index-url", "--find-links", " -i ", " -f ")
+
+
+def main_only_problems(workflow: dict) -> list[str]:
+    """자체 호스팅 작업과 쓰기 권한 작업이 main에서만 도는지 검사합니다."""
+    problems = []
+    for job_id, job in workflow["jobs"].items():
+        if not (runs_on_self_hosted(job) or write_scopes(job)):
+            continue
+        condition = str(job.get("if", ""))
+        if MAIN_ONLY not in condition:
+            problems.append(f"{job_id}: main에서만 돌게 하는 검사({MAIN_ONLY})가 없습니다")
+        elif "||" in condition or "!" in condition:
+            problems.append(f"{job_id}: if가 main 검사를 &&로만 잇지 않습니다: {condition}")
+    return problems
+
+
+def step_index(job_steps: list[dict], predicate) -> int | None:
+    return next((i for i, step in enumerate(job_steps) if predicate(step)), None)
+
+
+def unconditional(step: dict) -> bool:
+    return "if" not in step and not step.get("continue-on-error")
+
+
+def publish_validation_problems(workflow: dict) -> list[str]:
+    """쓰기 권한 작업이 풀 리퀘스트를 열기 전에 결과 파일을 전체 스키마로 검증하는지 검사합니다."""
+    problems = []
+    for job_id, job in workflow["jobs"].items():
+        if not write_scopes(job):
+            continue
+        job_steps = job.get("steps", [])
+        opens_pr = step_index(job_steps, lambda s: "create-pull-request@" in s.get("uses", ""))
+        copies = step_index(job_steps, lambda s: "shutil.copyfile" in s.get("run", ""))
+        validates = step_index(
+            job_steps,
+            lambda s: any(VALIDATE in line and "results/*.json" in line for line in run_of(s)),
+        )
+        if validates is None:
+            problems.append(f"{job_id}: 결과 파일을 benchmarks.results_file로 검증하지 않습니다")
+            continue
+        step = job_steps[validates]
+        lines = run_of(step)
+        install = [i for i, line in enumerate(lines) if HASHED_INSTALL in line]
+        check = [i for i, line in enumerate(lines) if VALIDATE in line]
+        if not install or install[0] > check[0]:
+            problems.append(f"{job_id}: 검증 전에 잠근 검사 도구를 해시로 설치하지 않습니다")
+        if opens_pr is None or validates > opens_pr:
+            problems.append(f"{job_id}: 풀 리퀘스트를 연 뒤에야 검증합니다")
+        if copies is None or validates < copies:
+            problems.append(f"{job_id}: results/에 넣기 전에 검증해 새 파일을 보지 못합니다")
+        if not unconditional(step):
+            problems.append(f"{job_id}: 검증 단계가 조건부이거나 실패를 무시합니다")
+    return problems
+
+
+def run_of(step: dict) -> list[str]:
+    return [line.strip() for line in step.get("run", "").splitlines()]
+
+
+def ci_validation_problems(workflow: dict) -> list[str]:
+    """CI가 풀 리퀘스트마다 모든 results/*.json을 검증하는지 검사합니다."""
+    problems = []
+    if "pull_request" not in triggers(workflow):
+        problems.append("CI가 풀 리퀘스트에서 돌지 않습니다")
+    for job_id, job in workflow["jobs"].items():
+        job_steps = job.get("steps", [])
+        installs = step_index(job_steps, lambda s: any(INSTALL_HINT in ln for ln in run_of(s)))
+        validates = step_index(
+            job_steps,
+            lambda s: (
+                any(VALIDATE in line for line in run_of(s)) and "results/*.json" in s.get("run", "")
+            ),
+        )
+        if validates is None:
+            problems.append(f"{job_id}: 모든 results/*.json을 검증하는 단계가 없습니다")
+        elif installs is None or validates < installs:
+            problems.append(f"{job_id}: 설치하기 전에 검증합니다")
+        elif not unconditional(job_steps[validates]):
+            problems.append(f"{job_id}: 결과 파일 검증이 조건부이거나 실패를 무시합니다")
+    return problems
+
+
+def environments(workflow: dict):
+    yield "워크플로", workflow.get("env") or {}
+    for job_id, job in workflow["jobs"].items():
+        yield job_id, job.get("env") or {}
+        for step in job.get("steps", []):
+            yield job_id, step.get("env") or {}
+
+
+def dependency_source_problems(workflow: dict) -> list[str]:
+    """pip가 PyPI 말고는 PyTorch CPU 색인의 torch 페이지만 보는지, 설치 전에 해시로 확인하는지."""
+    problems = []
+    for where, env in environments(workflow):
+        for name, value in env.items():
+            if name in ("PIP_EXTRA_INDEX_URL", "PIP_INDEX_URL"):
+                problems.append(f"{where}: {name}는 모든 꾸러미를 그 색인에서 받게 합니다")
+            if name == "PIP_FIND_LINKS" and value != TORCH_PAGE:
+                problems.append(f"{where}: PIP_FIND_LINKS가 torch 페이지가 아닙니다: {value}")
+    for job_id, script in run_scripts(workflow):
+        for line in script.splitlines():
+            if "pip" in line and any(option in f" {line} " for option in INDEX_OPTIONS):
+                problems.append(f"{job_id}: pip에 색인을 직접 줍니다: {line.strip()}")
+    for job_id, job in workflow["jobs"].items():
+        if runs_on_self_hosted(job):
+            continue  # GPU 러너는 CUDA용 torch를 받습니다. 해시 단계는 GitHub 호스트 작업에 둡니다.
+        job_steps = job.get("steps", [])
+        readme = step_index(job_steps, lambda s: any(INSTALL_HINT in ln for ln in run_of(s)))
+        hashed = step_index(job_steps, lambda s: any(HASHED_INSTALL in ln for ln in run_of(s)))
+        if readme is not None and (hashed is None or hashed > readme):
+            problems.append(f"{job_id}: README 설치 전에 잠근 꾸러미를 해시로 확인하지 않습니다")
+    return problems
+
+
+def test_self_hosted_and_publishing_jobs_run_only_from_main():
+    workflow = load(WORKFLOWS / "gpu-benchmark.yml")
+    assert main_only_problems(workflow) == []
+    # workflow_dispatch는 어느 브랜치에서나 누를 수 있습니다. 그래서 검사가 꼭 있어야 합니다.
+    assert "workflow_dispatch" in triggers(workflow)
+
+
+def test_open_pr_validates_results_with_the_full_schema_before_opening_the_pr():
+    assert publish_validation_problems(load(WORKFLOWS / "gpu-benchmark.yml")) == []
+
+
+def test_ci_validates_every_results_file_on_pull_requests():
+    assert ci_validation_problems(load(WORKFLOWS / "ci.yml")) == []
+
+
+@pytest.mark.parametrize("name", ALL_WORKFLOWS)
+def test_pytorch_index_serves_torch_only_and_locked_packages_are_hashed(name):
+    assert dependency_source_problems(load(WORKFLOWS / name)) == []
+
+
+def test_ci_and_docs_point_pip_at_the_torch_page():
+    for name in ("ci.yml", "docs.yml"):
+        env = {k: v for _, e in environments(load(WORKFLOWS / name)) for k, v in e.items()}
+        assert env.get("PIP_FIND_LINKS") == TORCH_PAGE, name
+
+
+def test_results_guard_and_dependency_checks_can_fail():
+    """새 검사들이 실제로 실패할 수 있음을, 규칙을 어기게 바꾼 사본으로 확인합니다."""
+    gpu = load(WORKFLOWS / "gpu-benchmark.yml")
+    measure, publisher = gpu["jobs"].values()
+    measure["if"] = "github.repository == 'pytorch-kr/seven-tips'"
+    publisher["if"] = f"github.repository == 'pytorch-kr/seven-tips' || {MAIN_ONLY}"
+    problems = " ".join(main_only_problems(gpu))
+    assert "measure: main에서만" in problems and "open-pr: if가 main 검사를" in problems
+
+    gpu = load(WORKFLOWS / "gpu-benchmark.yml")
+    job_steps = gpu["jobs"]["open-pr"]["steps"]
+    validate = next(s for s in job_steps if VALIDATE in s.get("run", ""))
+    job_steps.remove(validate)
+    assert "검증하지 않습니다" in " ".join(publish_validation_problems(gpu))
+    job_steps.append(dict(validate, **{"continue-on-error": True}))  # 풀 리퀘스트 뒤, 무시함
+    job_steps[-1]["run"] = validate["run"].replace("--require-hashes --no-deps ", "")
+    problems = " ".join(publish_validation_problems(gpu))
+    for expected in ("연 뒤에야", "조건부이거나", "해시로 설치하지"):
+        assert expected in problems
+    job_steps.insert(0, job_steps.pop())  # results/에 복사하기 전
+    assert "넣기 전에 검증" in " ".join(publish_validation_problems(gpu))
+
+    ci = load(WORKFLOWS / "ci.yml")
+    del triggers(ci)["pull_request"]
+    ci_steps = ci["jobs"]["test"]["steps"]
+    ci_steps[:] = [s for s in ci_steps if VALIDATE not in s.get("run", "")]
+    problems = " ".join(ci_validation_problems(ci))
+    assert "풀 리퀘스트에서 돌지 않습니다" in problems and "검증하는 단계가 없습니다" in problems
+
+    ci = load(WORKFLOWS / "ci.yml")
+    ci["jobs"]["test"]["env"] = {"PIP_EXTRA_INDEX_URL": "https://download.pytorch.org/whl/cpu"}
+    ci_steps = ci["jobs"]["test"]["steps"]
+    ci_steps[:] = [s for s in ci_steps if HASHED_INSTALL not in s.get("run", "")]
+    ci_steps.append({"run": "pip install --extra-index-url https://example.org/simple x"})
+    problems = " ".join(dependency_source_problems(ci))
+    for expected in ("PIP_EXTRA_INDEX_URL", "색인을 직접", "해시로 확인하지 않습니다"):
+        assert expected in problems
+
+
+def ci_validation_script() -> str:
+    workflow = load(WORKFLOWS / "ci.yml")
+    (script,) = [s for _, s in run_scripts(workflow) if VALIDATE in s]
+    return script
+
+
+@pytest.mark.parametrize("planted", [None, "good", "bad"])
+def test_ci_validation_script_passes_good_files_and_stops_on_bad_ones(tmp_path, planted):
+    """CI의 검증 스크립트를 그대로 실행합니다: 결과가 없으면 통과, 틀린 파일은 이름을 짚고 실패."""
+    (tmp_path / ".venv").symlink_to(Path(sys.prefix))
+    (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks")
+    results = tmp_path / "results"
+    results.mkdir()
+    if planted == "good":
+        for path in sorted((ROOT / "results").glob("*.json"))[:1]:
+            (results / path.name).write_bytes(path.read_bytes())
+    elif planted == "bad":
+        (results / "cpu-bad.json").write_text('{"schema": 1, "device": "<script>"}')
+    result = subprocess.run(
+        ["bash", "-eo", "pipefail", "-c", ci_validation_script()],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    if planted == "bad":
+        assert result.returncode != 0
+        assert "cpu-bad.json" in result.stderr
+        assert "Traceback" not in result.stderr
+    else:
+        assert result.returncode == 0, result.stderr
