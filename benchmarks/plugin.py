@@ -412,7 +412,9 @@ def pytest_sessionfinish(session, exitstatus):
         if _try_write((run.results_dir or PUBLISHED_RESULTS) / name, run.document, run):
             return
         problem = "발행하지 못해 측정을 로컬 결과 폴더에 남깁니다."
-    local = run.results_dir if run.results_dir and not run.publish else LOCAL_RESULTS
+    # 드라이 런은 발행하지 않으므로 --results-dir가 있으면 늘 그곳에 씁니다.
+    keep_dir = run.results_dir and (run.dry_run or not run.publish)
+    local = run.results_dir if keep_dir else LOCAL_RESULTS
     written = _try_write(local / name, run.document, run)
     if problem:
         run.messages.append(problem)
