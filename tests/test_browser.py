@@ -262,12 +262,12 @@ def test_content_tabs_switch_and_linked_tabs_stay_in_step(visit):
 
 
 def test_pytorch_and_lightning_tabs_switch_together_across_a_page(visit):
-    page = visit().open("tips/05-ddp.html")
+    page = visit().open("tips/07-profiler.html")
     before = selected_labels(page, "Lightning")
     assert before and set(before) == {"PyTorch"}
     page.locator(".tabbed-labels > label", has_text="Lightning").first.click()
     assert set(selected_labels(page, "Lightning")) == {"Lightning"}
-    page.goto(page.url.replace("05-ddp", "06-16bit"))
+    page.goto(page.url.replace("tips/07-profiler", "lightning"))
     assert set(selected_labels(page, "Lightning")) == {"Lightning"}
 
 

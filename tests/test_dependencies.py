@@ -2,7 +2,7 @@
 
 - `requirements.txt`: 사람이 고치는 직접 의존성, `-c constraints.txt`, `-e .`.
 - `constraints.txt`: pip-compile이 푼 모든 꾸러미의 `==` 고정(해시 없음, README 설치가 씁니다).
-- `requirements-lock.txt`: 같은 고정에 sha256 해시(CI가 `--require-hashes`로 먼저 설치합니다).
+- `requirements-lock.txt`: 같은 고정에 sha256 해시(`pip install --require-hashes`로 검증하며 설치할 때 씁니다).
 torch는 받는 곳마다 파일이 달라 두 잠금에서 빼고 requirements.txt에서만 고정합니다(CONTRIBUTING).
 """
 
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import re
+import sysconfig
 from pathlib import Path
 
 import pytest
@@ -119,11 +120,21 @@ def test_requirements_reference_the_constraints_and_pin_the_same_versions():
     )
 
 
+def installed_locations() -> list[str]:
+    """venv의 site-packages만 봅니다.
+
+    setuptools를 import하면 sys.path에 `setuptools/_vendor`가 붙어, 설치하지 않은 내장 사본
+    (jaraco-*, zipp 등)까지 배포판으로 보입니다. torch.compile이 테스트 도중 setuptools를 import합니다.
+    """
+    paths = sysconfig.get_paths()
+    return sorted({paths["purelib"], paths["platlib"]})
+
+
 def test_every_installed_package_is_pinned_at_its_installed_version():
     """이 환경에 설치된 모든 배포판이 constraints.txt의 버전 그대로인지 확인합니다."""
     locked = pins(CONSTRAINTS)
     unpinned, different = [], []
-    for dist in importlib.metadata.distributions():
+    for dist in importlib.metadata.distributions(path=installed_locations()):
         name = canonical(dist.metadata["Name"])
         if name in NOT_LOCKED:
             continue
