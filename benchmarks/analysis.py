@@ -29,6 +29,8 @@ METRIC_DISPLAY = {
     "precompute_s": ("미리 계산한 시간(한 번)", "초", False),
     "loss": ("마지막 손실", "", False),
 }
+# 기준과 비교할 때 쓰는 처리량(앞의 것 먼저). 호출 한 번의 일이 변형마다 다를 때 중앙값 대신 씁니다.
+THROUGHPUT_METRICS = ("tokens_per_s", "samples_per_s", "steps_per_s")
 # TFLOP/s는 호출 한 번의 연산이 이보다 적으면 보여 주지 않습니다. 작은 연산에서는 고정 비용이
 # 시간을 정해서, 연산 속도나 천장 대비 비율이 아무것도 말해 주지 않기 때문입니다.
 MIN_FLOPS_PER_CALL = 1e9
@@ -148,9 +150,29 @@ class Group:
         return row.relative_text() if row else None
 
 
-def _within_noise(slow: dict, quick: dict) -> bool:
-    """두 중앙값의 차이가 두 측정의 흔들림(IQR) 가운데 큰 것보다 작으면 구별할 수 없습니다."""
-    return abs(slow["median_s"] - quick["median_s"]) <= max(slow["iqr_s"], quick["iqr_s"])
+def _time_per_work(entry: dict, metric: str | None) -> tuple[float, float]:
+    """(중앙값, IQR)을 일 하나(토큰, 샘플, 스텝)당 시간으로 나눕니다. metric이 없으면 호출 한 번당."""
+    rate = entry["metrics"].get(metric, 0.0) if metric else 0.0
+    work = rate * entry["median_s"]  # 호출 한 번이 한 일의 양
+    if work <= 0:
+        return entry["median_s"], entry["iqr_s"]
+    return entry["median_s"] / work, entry["iqr_s"] / work
+
+
+def compare(baseline: dict, entry: dict) -> tuple[float, bool]:
+    """기준 대비 속도(1보다 크면 빠름)와, 그 차이가 측정 오차 범위(IQR) 안인지를 돌려줍니다.
+
+    변형마다 호출 한 번의 일이 다를 수 있어(전부 합치면의 마이크로 배치) 둘 다 처리량을 가졌다면
+    일 하나당 시간으로 비교합니다. 차이가 두 IQR 가운데 큰 것보다 작으면 구별할 수 없습니다.
+    """
+    metric = next(
+        (m for m in THROUGHPUT_METRICS if m in baseline["metrics"] and m in entry["metrics"]), None
+    )
+    (base, base_iqr), (this, this_iqr) = (
+        _time_per_work(baseline, metric),
+        _time_per_work(entry, metric),
+    )
+    return base / this, abs(base - this) <= max(base_iqr, this_iqr)
 
 
 def ceiling_percent(entry: dict, ceiling: dict) -> float | None:
@@ -179,8 +201,8 @@ def groups_for(doc: dict, page_id: str) -> list[Group]:
         baseline = group.with_role("baseline")
         for row in group.rows:
             if baseline and row.role != "ceiling" and not row.computed:
-                row.relative_speed = baseline.entry["median_s"] / row.entry["median_s"]
-                row.within_noise = row is not baseline and _within_noise(baseline.entry, row.entry)
+                row.relative_speed, noise = compare(baseline.entry, row.entry)
+                row.within_noise = row is not baseline and noise
             ceiling = by_id.get(row.entry["ceiling"] or "")
             if ceiling:
                 percent = ceiling_percent(
@@ -310,10 +332,24 @@ def _overhead(group: Group) -> str:
     if not others:
         return _speedup(group)
     costs = ", ".join(f"{row.label} {row.relative_text()}" for row in others)
-    return (
-        f"문제를 찾는 도구는 켜 두기만 해도 같은 일이 느려집니다: {costs}. "
-        "찾은 뒤에는 끄고 학습하세요."
-    )
+    slower = [row for row in others if not row.within_noise and row.relative_speed < 1]
+    faster = [row for row in others if not row.within_noise and row.relative_speed > 1]
+    if slower:
+        worst = min(slower, key=lambda row: row.relative_speed)
+        text = (
+            f"프로파일러를 켜 두면 같은 학습이 이만큼 느려집니다: {costs}. 가장 비싼 것은 "
+            f"‘{worst.label}’입니다. 병목을 찾은 뒤에는 끄고 학습하세요."
+        )
+    else:
+        text = (
+            "이 장치에서는 프로파일러를 켜도 같은 학습이 측정 오차 범위를 넘게 느려지지 "
+            f"않았습니다: {costs}."
+        )
+    if faster:
+        # 프로파일러는 일을 더할 뿐 덜지 않습니다. 기준보다 빠른 값은 측정의 흔들림입니다.
+        names = ", ".join(f"‘{row.label}’" for row in faster)
+        text += f" 프로파일러가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}은(는) 측정의 흔들림입니다."
+    return text
 
 
 def _compile_time(group: Group) -> str:

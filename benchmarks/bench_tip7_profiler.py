@@ -20,19 +20,20 @@ from snippets import tip7_profiler as tip7
 
 PAGE = "tip7"
 
-# 샘플 수, 학습 스텝 수, 라운드 수. 배치는 16이라 한 에폭이 8스텝이고 16스텝이면 두 에폭입니다.
-# 한 에폭이 5스텝 이상이어야 PyTorchProfiler가 기본 일정(wait=1, warmup=1, active=3)을 씁니다.
-# PyTorchProfiler는 fit 한 번에 몇 초가 들어서(기록한 연산이 많음) 라운드를 3으로 줄입니다.
+# 샘플 수, 학습 스텝 수, 라운드 수(fit 한 번이 한 라운드). 배치는 16이라 한 에폭이 8스텝이고
+# 16스텝이면 두 에폭입니다. 한 에폭이 5스텝 이상이어야 PyTorchProfiler가 기본 일정(wait=1,
+# warmup=1, active=3)을 씁니다.
 SIZES = {
-    "cuda": {"n": 128, "max_steps": 16},
+    # GPU는 4분 안에 끝나야 해서 3라운드입니다. PyTorchProfiler는 fit 한 번에 몇 초가 듭니다.
+    "cuda": {"n": 128, "max_steps": 16, "rounds": 3},
     # CPU도 40스텝(에폭 다섯)이라 PyTorchProfiler의 일정(대기 1, 워밍업 1, 기록 3)이 여러 번 돕니다.
     # 16스텝이면 준비와 추적 파일 쓰기가 비용의 대부분이 되어 프로파일러의 평소 비용을 부풀립니다.
-    "cpu": {"n": 128, "max_steps": 40},
-    "quick": {"n": 32, "max_steps": 2},
+    # 2코어 VM에서 fit 한 번(0.4초)은 라운드마다 10% 넘게 흔들려서, 3라운드로는 같은 fit 두
+    # 번이 1.4배까지 달라 보였습니다. 7라운드로 잽니다.
+    "cpu": {"n": 128, "max_steps": 40, "rounds": 7},
+    "quick": {"n": 32, "max_steps": 2, "rounds": 1},
 }
 BATCH_SIZE = 16
-DATA_ROUNDS = 5
-PROFILER_ROUNDS = 3
 
 # SimpleProfiler 보고서에서 에폭 전체를 감싸는 동작입니다. 데이터 가져오기를 포함하므로
 # "가장 큰 비용"을 따질 때는 빼고 봅니다.
@@ -84,7 +85,7 @@ def test_data_bottleneck(measure, bench_device, size_key, tmp_path, kind):
         params={"steps": size["max_steps"]},
         per_call={"samples": size["max_steps"] * BATCH_SIZE},
         metrics=metrics,
-        rounds=DATA_ROUNDS,
+        rounds=size["rounds"],
     )
     assert report == ""
 
@@ -121,7 +122,7 @@ def test_profiler_overhead(measure, bench_device, size_key, tmp_path, profiler):
         role="baseline" if profiler is None else "other",
         params={"steps": size["max_steps"]},
         per_call={"samples": size["max_steps"] * BATCH_SIZE},
-        rounds=PROFILER_ROUNDS,
+        rounds=size["rounds"],
         extra=extra,
     )
     if profiler is None:

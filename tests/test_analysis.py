@@ -5,6 +5,7 @@ import copy
 import pytest
 
 from benchmarks import analysis
+from guide import registry
 from tests.results_sample import sample_document
 from tests.site_build import ROOT
 
@@ -134,3 +135,41 @@ def test_a_memory_for_time_tradeoff_names_both_sides(doc):
     [group] = analysis.groups_for(doc, "checkpointing")
     text = analysis.conclusion(group, doc["environment"])
     assert "0.80배(느려짐)" in text and "400 → 100 MiB(75% 줄어듦)" in text
+
+
+def timing(median_s, iqr_s, **metrics):
+    return {"median_s": median_s, "iqr_s": iqr_s, "metrics": metrics}
+
+
+def test_variants_doing_different_work_per_call_compare_by_throughput():
+    # 전부 합치면 9단계: 마이크로 배치가 두 배라 스텝 시간은 비슷해도 토큰/초는 두 배입니다.
+    ratio, noise = analysis.compare(timing(0.26, 0.01, tokens_per_s=3940.0),
+                                    timing(0.271, 0.01, tokens_per_s=7567.0))  # fmt: skip
+    assert ratio == pytest.approx(7567.0 / 3940.0, rel=1e-3)
+    assert noise is False  # 토큰 하나당 시간의 차이가 토큰 하나당 IQR보다 훨씬 큽니다
+
+
+def test_without_a_throughput_the_medians_are_compared():
+    assert analysis.compare(timing(0.2, 0.01), timing(0.1, 0.01)) == (2.0, False)
+    assert analysis.compare(timing(0.2, 0.05), timing(0.18, 0.05))[1] is True
+
+
+def overhead_group(*others):
+    """팁 7의 프로파일러 비용 묶음: others는 (기준 대비 속도, 측정 오차 범위 안인지)."""
+    rows = [analysis.Row({"role": "baseline"}, "프로파일러 없음", 1.0)]
+    rows += [
+        analysis.Row({"role": "other"}, f"프로파일러 {n}", speed, within_noise=noise)
+        for n, (speed, noise) in enumerate(others)
+    ]
+    return analysis.Group(registry.by_id("tip7"), "overhead", rows)
+
+
+def test_profiler_cost_names_the_most_expensive_profiler():
+    text = analysis.conclusion(overhead_group((0.95, True), (0.16, False)), {})
+    assert "느려집니다" in text and "‘프로파일러 1’입니다" in text and "흔들림" not in text
+
+
+def test_a_profiler_measured_faster_than_none_is_called_noise_not_a_speedup():
+    text = analysis.conclusion(overhead_group((1.36, False), (1.0, True)), {})
+    assert "느려지지 않았습니다" in text
+    assert "‘프로파일러 0’은(는) 측정의 흔들림입니다" in text
