@@ -23,13 +23,13 @@ import pytest
 import torch
 
 from benchmarks import analysis, environment, results_file
+from benchmarks.timing import synchronized_perf_counter
 from guide import registry
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH_DIR = ROOT / "benchmarks"
 LOCAL_RESULTS = ROOT / "test-output" / "results"
 PUBLISHED_RESULTS = ROOT / "results"
-SYNCED_TIMER = "benchmarks.timing.synchronized_perf_counter"
 # 팁 1은 GPU 컴퓨터에서 워커를 32개까지 띄웁니다. 워커가 배치를 넘기는 공유 메모리가 모자라면
 # 측정 도중 "Bus error"로 죽습니다(Docker의 기본값은 64 MB).
 MIN_SHM_BYTES = 1 << 30
@@ -172,21 +172,43 @@ def _start_run(config):
 
 
 def _configure_pytest_benchmark(option, run: MeasurementRun) -> None:
-    """pytest-benchmark의 명령줄 옵션 값을 이 프로젝트의 측정 방법으로 정합니다."""
-    if not run.timing:
+    """pytest-benchmark를 켜거나 끕니다. 켜고 끄는 것만은 표시(marker)로 정할 수 없어 옵션 값을
+    정합니다. 어떻게 재는지는 pytest_collection_modifyitems가 benchmark 표시로 넘깁니다."""
+    if run.timing:
+        option.benchmark_enable, option.benchmark_disable = True, False
+    else:
         # 평소 pytest: 벤치마크 함수를 한 번만 실행합니다(pytest-benchmark의 disable 모드).
         option.benchmark_disable = not getattr(option, "benchmark_enable", False)
-        return
-    option.benchmark_enable, option.benchmark_disable = True, False
-    option.benchmark_warmup = not run.dry_run
-    # 워밍업은 호출 2번이면 충분합니다. 반복 횟수를 정하는 보정 단계에서 이미 여러 번 실행했습니다.
-    option.benchmark_warmup_iterations = 2
-    # 한 라운드가 1 ms 이상이 되도록 반복 횟수를 고릅니다: 동기화와 타이머 비용이 묻힙니다.
-    option.benchmark_min_time = "0.001"
-    option.benchmark_min_rounds = 1 if run.dry_run else 7
-    option.benchmark_max_time = "0.000001" if run.dry_run else "1.0"
+
+
+def timing_settings(run: MeasurementRun) -> dict:
+    """`pytest --benchmark`의 측정 방법: pytest-benchmark의 benchmark 표시에 넘길 값입니다."""
+    settings = {
+        "warmup": not run.dry_run,
+        # 워밍업은 호출 2번이면 충분합니다. 반복 횟수를 정하는 보정 단계에서 이미 여러 번 실행했습니다.
+        "warmup_iterations": 2,
+        # 한 라운드가 1 ms 이상이 되도록 반복 횟수를 고릅니다: 동기화와 타이머 비용이 묻힙니다.
+        "min_time": 0.001,
+        "min_rounds": 1 if run.dry_run else 7,
+        "max_time": 1e-6 if run.dry_run else 1.0,
+    }
     if run.device.type == "cuda":
-        option.benchmark_timer = SYNCED_TIMER
+        settings["timer"] = synchronized_perf_counter
+    return settings
+
+
+def pytest_collection_modifyitems(config, items):
+    """측정하는 테스트마다 이 프로젝트의 측정 방법을 benchmark 표시로 붙입니다(pytest-benchmark가
+    읽는 방법). 테스트가 직접 붙인 benchmark 표시의 값이 이깁니다."""
+    run = config.stash.get(RUN, None)
+    if not (run and run.timing):
+        return
+    settings = timing_settings(run)
+    for item in items:
+        if "benchmark" in getattr(item, "fixturenames", ()):
+            own = item.get_closest_marker("benchmark")
+            marker = pytest.mark.benchmark(**(settings | (own.kwargs if own else {})))
+            item.add_marker(marker, append=False)
 
 
 def pytest_ignore_collect(collection_path, config):
