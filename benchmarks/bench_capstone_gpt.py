@@ -16,6 +16,7 @@ import time
 
 import pytest
 import torch
+from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
 from benchmarks import environment
 from snippets import capstone_gpt as cap
@@ -190,9 +191,17 @@ def test_ceiling(measure, bench_device, size_key):
 # --- 단계별 처리량(폭포 차트) ---------------------------------------------------------------------
 
 
+@pytest.fixture
+def cold_compile_cache(tmp_path):
+    """빈 Inductor 캐시 폴더에서 컴파일합니다. 같은 컴퓨터에서 앞서 돈 실행의 캐시가 남아 있으면
+    compile_s가 캐시를 읽는 시간이 되어 버립니다(처음 컴파일하는 시간도 결과입니다)."""
+    with temporary_cache_dir(str(tmp_path)):
+        yield
+
+
 @pytest.mark.measures("waterfall")
 @pytest.mark.parametrize("index", range(len(STAGE_KEYS)), ids=STAGE_KEYS)
-def test_stage(measure, bench_device, size_key, index):
+def test_stage(measure, bench_device, size_key, cold_compile_cache, index):
     size = SIZES[size_key]
     cfg = config(size)
     key, _, stage = stages(size)[index]
