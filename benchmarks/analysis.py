@@ -337,18 +337,18 @@ def _overhead(group: Group) -> str:
     if slower:
         worst = min(slower, key=lambda row: row.relative_speed)
         text = (
-            f"프로파일러를 켜 두면 같은 학습이 이만큼 느려집니다: {costs}. 가장 비싼 것은 "
-            f"‘{worst.label}’입니다. 병목을 찾은 뒤에는 끄고 학습하세요."
+            f"도구를 켜 두기만 해도 같은 학습이 이만큼 느려집니다: {costs}. 가장 비싼 것은 "
+            f"‘{worst.label}’입니다. 문제를 찾을 때만 켜고, 학습할 때는 끄세요."
         )
     else:
         text = (
-            "이 장치에서는 프로파일러를 켜도 같은 학습이 측정 오차 범위를 넘게 느려지지 "
+            "이 장치에서는 도구를 켜도 같은 학습이 측정 오차 범위를 넘게 느려지지 "
             f"않았습니다: {costs}."
         )
     if faster:
-        # 프로파일러는 일을 더할 뿐 덜지 않습니다. 기준보다 빠른 값은 측정의 흔들림입니다.
+        # 프로파일러나 디버깅 도구는 일을 더할 뿐 덜지 않습니다. 기준보다 빠른 값은 측정의 흔들림입니다.
         names = ", ".join(f"‘{row.label}’" for row in faster)
-        text += f" 프로파일러가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}은(는) 측정의 흔들림입니다."
+        text += f" 도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}은(는) 측정의 흔들림입니다."
     return text
 
 
