@@ -151,7 +151,10 @@ class Group:
 
 
 def _time_per_work(entry: dict, metric: str | None) -> tuple[float, float]:
-    """(중앙값, IQR)을 일 하나(토큰, 샘플, 스텝)당 시간으로 나눕니다. metric이 없으면 호출 한 번당."""
+    """(중앙값, IQR)을 일 하나(토큰, 샘플, 스텝)당 시간으로 나눕니다.
+
+    metric이 없으면 호출 한 번당 그대로 둡니다.
+    """
     rate = entry["metrics"].get(metric, 0.0) if metric else 0.0
     work = rate * entry["median_s"]  # 호출 한 번이 한 일의 양
     if work <= 0:
@@ -346,9 +349,12 @@ def _overhead(group: Group) -> str:
             f"않았습니다: {costs}."
         )
     if faster:
-        # 프로파일러나 디버깅 도구는 일을 더할 뿐 덜지 않습니다. 기준보다 빠른 값은 측정의 흔들림입니다.
+        # 프로파일러나 디버깅 도구는 일을 더할 뿐 덜지 않습니다. 기준보다 빠른 값은 흔들림입니다.
         names = ", ".join(f"‘{row.label}’" for row in faster)
-        text += f" 도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}은(는) 측정의 흔들림입니다."
+        text += (
+            f" 도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}은(는) 측정의 "
+            "흔들림입니다."
+        )
     return text
 
 

@@ -185,7 +185,8 @@ def timing_settings(run: MeasurementRun) -> dict:
     """`pytest --benchmark`의 측정 방법: pytest-benchmark의 benchmark 표시에 넘길 값입니다."""
     settings = {
         "warmup": not run.dry_run,
-        # 워밍업은 호출 2번이면 충분합니다. 반복 횟수를 정하는 보정 단계에서 이미 여러 번 실행했습니다.
+        # 워밍업은 호출 2번이면 충분합니다. 반복 횟수를 정하는 보정 단계에서 이미 여러 번
+        # 실행했습니다.
         "warmup_iterations": 2,
         # 한 라운드가 1 ms 이상이 되도록 반복 횟수를 고릅니다: 동기화와 타이머 비용이 묻힙니다.
         "min_time": 0.001,

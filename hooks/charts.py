@@ -83,6 +83,23 @@ def _finish(figure, name: str, description: str) -> str:
     return svg.replace("<svg ", f"<svg {label} ", 1)
 
 
+@functools.cache
+def _register_korean_fonts() -> None:
+    """matplotlib은 처음 실행할 때 글꼴 목록을 캐시하고, 그 뒤에 설치한 글꼴은 모릅니다. 한글 글꼴을
+    모르면 한글 글자 폭을 좁게 재서 축 이름이 차트 왼쪽 밖으로 잘립니다. 그럴 때 시스템의 한글
+    글꼴을 직접 등록합니다."""
+    from matplotlib import font_manager
+
+    if {font.name for font in font_manager.fontManager.ttflist} & set(FONT_FAMILY):
+        return
+    for path in font_manager.findSystemFonts():
+        if Path(path).name.startswith(("NanumGothic", "NotoSansCJK")):
+            try:
+                font_manager.fontManager.addfont(path)
+            except (OSError, RuntimeError, ValueError):
+                continue  # 읽지 못하는 글꼴 파일은 건너뜁니다.
+
+
 def _quietly_render(draw, name: str, description: str, size: tuple[float, float]) -> str:
     # 한글 글꼴이 없는 빌드 컴퓨터에서는 글자 폭을 잴 때 경고가 나오지만, SVG의 글자는
     # 브라우저가 그리므로 문제가 없습니다. 그 경고로 빌드 로그를 채우지 않습니다.
@@ -90,6 +107,7 @@ def _quietly_render(draw, name: str, description: str, size: tuple[float, float]
     from matplotlib import rc_context
     from matplotlib.figure import Figure
 
+    _register_korean_fonts()
     font_logger = logging.getLogger("matplotlib.font_manager")
     level = font_logger.level
     font_logger.setLevel(logging.ERROR)
@@ -150,22 +168,27 @@ def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, list
 
     devices: {장치: {팁 이름: [배수, 막대 옆에 쓸 글자]}}. 없는 팁은 "재지 않음"으로 씁니다.
     """
-    height = 1.4 + 0.42 * len(tips) * max(1, len(devices))
+    # 팁마다 이름 한 줄과 장치별 막대를 위아래로 둡니다. 이름을 세로축 눈금에 달면 긴 한국어
+    # 이름이 차트 폭을 다 차지해 막대가 그려질 자리가 남지 않습니다.
+    pitch = 0.7 + 0.8 * max(1, len(devices))
+    height = 1.4 + 0.3 * pitch * len(tips)
     palette = ["#ff7043", "#42a5f5", "#66bb6a", "#ab47bc"]
 
     def draw(figure: Figure) -> None:
         ax = figure.subplots()
-        width = 0.8 / max(1, len(devices))
+        width = 0.8
+        for tip_index, tip in enumerate(tips):
+            ax.text(0, tip_index * pitch, tip, va="center", ha="left", fontsize=9)
         for index, (device, speedups) in enumerate(devices.items()):
-            positions = [tip_index + index * width for tip_index in range(len(tips))]
+            positions = [t * pitch + 0.7 + index * width for t in range(len(tips))]
             values = [speedups[tip][0] if tip in speedups else 0.0 for tip in tips]
             color = palette[index % len(palette)]
-            ax.barh(positions, values, height=width * 0.9, color=color, label=device)
+            ax.barh(positions, values, height=width * 0.85, color=color, label=device)
             for position, tip, value in zip(positions, tips, values, strict=True):
                 text = speedups[tip][1] if tip in speedups else "재지 않음"
                 ax.text(value, position, f" {text}", va="center", fontsize=9)
-        ax.set_yticks([i + width * (len(devices) - 1) / 2 for i in range(len(tips))], tips)
-        ax.invert_yaxis()
+        ax.set_yticks([])
+        ax.set_ylim(len(tips) * pitch - 0.2, -0.5)
         ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
         largest = max((v[0] for s in devices.values() for v in s.values()), default=1.0)
         ax.set_xlim(0, max(largest, 1.0) * 1.3)

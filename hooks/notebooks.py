@@ -103,7 +103,8 @@ def build_notebook(page: registry.Page, page_url: str, executed: bool = False) -
         if executed
         else "이 사이트는 노트북을 실행하지 않고 빌드해서 출력이 없습니다. 내려받아 실행해 보세요."
     )
-    # 제목에 모듈 이름을 붙여 앵커가 생기게 합니다(한글만 있는 제목은 앵커가 비어 본문 건너뛰기 링크가 깨집니다).
+    # 제목에 모듈 이름을 붙여 앵커가 생기게 합니다. 한글만 있는 제목은 앵커가 비어, "본문으로
+    # 건너뛰기" 링크가 깨집니다.
     intro = f"""
 # {page.heading} 노트북 ({module.stem})
 

@@ -2,7 +2,8 @@
 
 - `requirements.txt`: 사람이 고치는 직접 의존성, `-c constraints.txt`, `-e .`.
 - `constraints.txt`: pip-compile이 푼 모든 꾸러미의 `==` 고정(해시 없음, README 설치가 씁니다).
-- `requirements-lock.txt`: 같은 고정에 sha256 해시(`pip install --require-hashes`로 검증하며 설치할 때 씁니다).
+- `requirements-lock.txt`: 같은 고정에 sha256 해시(`pip install --require-hashes`로 검증하며
+  설치할 때 씁니다).
 torch는 받는 곳마다 파일이 달라 두 잠금에서 빼고 requirements.txt에서만 고정합니다(CONTRIBUTING).
 """
 
@@ -124,7 +125,8 @@ def installed_locations() -> list[str]:
     """venv의 site-packages만 봅니다.
 
     setuptools를 import하면 sys.path에 `setuptools/_vendor`가 붙어, 설치하지 않은 내장 사본
-    (jaraco-*, zipp 등)까지 배포판으로 보입니다. torch.compile이 테스트 도중 setuptools를 import합니다.
+    (jaraco-*, zipp 등)까지 배포판으로 보입니다. torch.compile이 테스트 도중 setuptools를
+    import합니다.
     """
     paths = sysconfig.get_paths()
     return sorted({paths["purelib"], paths["platlib"]})
