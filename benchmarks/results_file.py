@@ -204,7 +204,7 @@ _VALIDATOR_MESSAGES = {
     "maxItems": "항목이 너무 많습니다",
     "maxProperties": "항목이 너무 많습니다",
     "uniqueItems": "같은 값이 두 번 나옵니다",
-    "additionalProperties": "알 수 없는 항목이 있습니다",
+    "additionalProperties": "형식에 없는 항목입니다",
     "propertyNames": "알 수 없는 이름입니다",
     "anyOf": "허용되지 않는 값입니다",
 }
@@ -268,7 +268,15 @@ def _schema_problem(path: Path | str, doc: object) -> ResultsError | None:
     if error.validator == "required":
         missing = [name for name in error.validator_value if name not in error.instance]
         parts.append(missing[0])
+    if error.validator == "additionalProperties" and isinstance(error.instance, dict):
+        # 어느 항목이 형식에 없는지 이름까지 짚습니다.
+        known = error.schema.get("properties", {})
+        parts.append(sorted(name for name in error.instance if name not in known)[0])
     problem = _VALIDATOR_MESSAGES.get(error.validator, "잘못된 값입니다")
+    if "propertyNames" in error.schema_path and isinstance(error.instance, str):
+        # 항목 이름이 틀렸다면 그 이름을 짚습니다(값이 아니라 이름의 문제입니다).
+        parts.append(error.instance)
+        problem = _VALIDATOR_MESSAGES["propertyNames"]
     return ResultsError(path, _field_path(parts), problem)
 
 
