@@ -216,6 +216,20 @@ SEARCHES = {
     "인터프리터": "tips/05-ddp.html",
     "혼합": "tips/06-16bit.html",
     "프로파일러": "tips/07-profiler.html",
+    # 더 나아가기와 전부 합치면: 각 페이지의 한국어 용어(참고 자료의 용어 표)로 찾습니다.
+    "컴파일": "beyond/01-torch-compile.html",
+    "그래프": "beyond/02-cuda-graphs.html",
+    "퓨즈드": "beyond/03-fused-optimizers.html",
+    "TF32": "beyond/04-tf32.html",
+    "어텐션": "beyond/05-sdpa.html",
+    "메모리": "beyond/06-channels-last.html",
+    "합성곱": "beyond/07-cudnn-benchmark.html",
+    "체크포인팅": "beyond/08-activation-checkpointing.html",
+    "변화도": "beyond/09-gradient-accumulation.html",
+    "평가": "beyond/10-eval-without-autograd.html",
+    "워커를": "beyond/11-dataloader-beyond-workers.html",
+    "float8": "beyond/12-float8.html",
+    "합치면": "capstone/01-all-together.html",
 }
 
 
