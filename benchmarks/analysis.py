@@ -145,6 +145,19 @@ class Group:
         row = self.recommended
         return bool(row and row.within_noise)
 
+    @property
+    def costliest(self) -> Row | None:
+        """기준보다 측정 오차 범위를 넘게 느린 변형 가운데 가장 느린 것(도구를 켠 비용 묶음)."""
+        slower = [
+            row
+            for row in self.rows
+            if row.role != "baseline"
+            and row.relative_speed is not None
+            and not row.within_noise
+            and row.relative_speed < 1
+        ]
+        return min(slower, key=lambda row: row.relative_speed, default=None)
+
     def headline_text(self) -> str | None:
         row = self.recommended
         return row.relative_text() if row else None
@@ -335,10 +348,9 @@ def _overhead(group: Group) -> str:
     if not others:
         return _speedup(group)
     costs = ", ".join(f"{row.label} {row.relative_text()}" for row in others)
-    slower = [row for row in others if not row.within_noise and row.relative_speed < 1]
     faster = [row for row in others if not row.within_noise and row.relative_speed > 1]
-    if slower:
-        worst = min(slower, key=lambda row: row.relative_speed)
+    worst = group.costliest
+    if worst:
         text = (
             f"도구를 켜 두기만 해도 같은 학습이 이만큼 느려집니다: {costs}. 가장 비싼 것은 "
             f"‘{worst.label}’입니다. 문제를 찾을 때만 켜고, 학습할 때는 끄세요."

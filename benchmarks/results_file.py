@@ -271,7 +271,7 @@ def _schema_problem(path: Path | str, doc: object) -> ResultsError | None:
     if error.validator == "additionalProperties" and isinstance(error.instance, dict):
         # 어느 항목이 형식에 없는지 이름까지 짚습니다.
         known = error.schema.get("properties", {})
-        parts.append(sorted(name for name in error.instance if name not in known)[0])
+        parts.extend(sorted(name for name in error.instance if name not in known)[:1])
     problem = _VALIDATOR_MESSAGES.get(error.validator, "잘못된 값입니다")
     if "propertyNames" in error.schema_path and isinstance(error.instance, str):
         # 항목 이름이 틀렸다면 그 이름을 짚습니다(값이 아니라 이름의 문제입니다).

@@ -170,17 +170,17 @@ def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, list
     """
     # 팁마다 이름 한 줄과 장치별 막대를 위아래로 둡니다. 이름을 세로축 눈금에 달면 긴 한국어
     # 이름이 차트 폭을 다 차지해 막대가 그려질 자리가 남지 않습니다.
-    pitch = 0.7 + 0.8 * max(1, len(devices))
+    label_row, width = 0.7, 0.8  # 이름 한 줄의 높이와 막대 하나의 높이(세로축 단위)
+    pitch = label_row + width * max(1, len(devices))
     height = 1.4 + 0.3 * pitch * len(tips)
     palette = ["#ff7043", "#42a5f5", "#66bb6a", "#ab47bc"]
 
     def draw(figure: Figure) -> None:
         ax = figure.subplots()
-        width = 0.8
         for tip_index, tip in enumerate(tips):
             ax.text(0, tip_index * pitch, tip, va="center", ha="left", fontsize=9)
         for index, (device, speedups) in enumerate(devices.items()):
-            positions = [t * pitch + 0.7 + index * width for t in range(len(tips))]
+            positions = [t * pitch + label_row + index * width for t in range(len(tips))]
             values = [speedups[tip][0] if tip in speedups else 0.0 for tip in tips]
             color = palette[index % len(palette)]
             ax.barh(positions, values, height=width * 0.85, color=color, label=device)

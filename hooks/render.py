@@ -246,14 +246,14 @@ def _overview_cell(device: Device, page: registry.Page, group_key: str) -> tuple
     if group.spec.conclusion == "overhead":
         others = [r for r in group.rows if r.role != "baseline" and r.relative_speed]
         text = ", ".join(f"{_plain(r.label)} {r.relative_text()}" for r in others)
+        # 차트 막대에는 가장 비싼 도구 하나만 씁니다. 전부 쓰면 글자가 차트 밖으로 넘칩니다.
+        worst = group.costliest
         cell, bar = text or "재지 않음", None
-        if others:
-            # 차트 막대에는 가장 비싼 도구 하나만 씁니다. 전부 쓰면 글자가 차트 밖으로 넘칩니다.
-            worst = min(others, key=lambda r: r.relative_speed)
-            bar = [
-                worst.relative_speed,
-                f"가장 비싼 것: {_plain(worst.label)} {worst.relative_text()}",
-            ]
+        if worst:
+            label = f"가장 비싼 것: {_plain(worst.label)} {worst.relative_text()}"
+            bar = [worst.relative_speed, label]
+        elif others:
+            bar = [1.0, analysis.NO_DIFFERENCE]
     else:
         text = group.headline_text()
         cell, bar = text or "재지 않음", [group.speedup, text] if text else None

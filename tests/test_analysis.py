@@ -173,3 +173,10 @@ def test_a_profiler_measured_faster_than_none_is_called_noise_not_a_speedup():
     text = analysis.conclusion(overhead_group((1.36, False), (1.0, True)), {})
     assert "느려지지 않았습니다" in text
     assert "‘프로파일러 0’은(는) 측정의 흔들림입니다" in text
+
+
+def test_the_costliest_tool_is_the_slowest_one_beyond_the_noise():
+    assert (
+        overhead_group((0.95, True), (0.16, False), (0.5, False)).costliest.label == "프로파일러 1"
+    )
+    assert overhead_group((0.95, True), (1.36, False)).costliest is None
