@@ -19,6 +19,8 @@ from mkdocs.structure.files import File
 
 from guide import registry
 
+# 스크립트로 실행할 때의 명령줄과 장치 고르기. 노트북에는 pick_device만 넣습니다.
+CLI = registry.ROOT / "snippets" / "_cli.py"
 SECTION = re.compile(r"^# --8<-- \[(?P<edge>start|end):(?P<name>[\w-]+)\]$")
 # nbconvert 템플릿이 넣는 두 블록: MathJax(빈 src의 script)와 CDN에서 mermaid를 import하는 모듈.
 CDN_BLOCKS = re.compile(
@@ -86,6 +88,13 @@ def chunk_heading(name: str | None, code: str) -> str:
     return f"{SECTION_TITLES.get(name, SECTION_TITLES[None])} ({name})"
 
 
+def cli_function(name: str) -> str:
+    """snippets/_cli.py의 함수 하나의 소스입니다. 노트북이 저장소 없이도 실행되도록 그대로 넣습니다."""
+    source = CLI.read_text(encoding="utf-8")
+    node = next(n for n in ast.parse(source).body if getattr(n, "name", None) == name)
+    return ast.get_source_segment(source, node)
+
+
 def without_markers(source: str) -> str:
     """`# --8<-- [start:…]` 구역 표시 줄을 뺍니다. 페이지용 표시라 노트북에서는 잡음일 뿐입니다."""
     return "\n".join(line for line in source.splitlines() if not SECTION.match(line.strip())) + "\n"
@@ -126,6 +135,7 @@ def build_notebook(page: registry.Page, page_url: str, executed: bool = False) -
                 "정의한 함수를 찾을 수 없으므로, 모듈을 파일로 쓴 다음 별도의 Python 프로세스로 "
                 "실행합니다."
             ),
+            code_cell(f"%%writefile {CLI.name}\n{CLI.read_text(encoding='utf-8')}"),
             code_cell(f"%%writefile {module.name}\n{without_markers(source)}"),
             code_cell(
                 "import subprocess\nimport sys\n\n"
@@ -139,8 +149,11 @@ def build_notebook(page: registry.Page, page_url: str, executed: bool = False) -
         for name, code in chunks:
             cells += [markdown_cell(f"## {chunk_heading(name, code)}"), code_cell(code)]
         cells += [
-            markdown_cell("## 실행 (run)\n\n느린 방식과 빠른 방식을 비교합니다."),
-            code_cell("main()"),
+            markdown_cell(
+                "## 실행 (run)\n\n느린 방식과 빠른 방식을 비교합니다. GPU가 있으면 GPU에서, 없으면 "
+                "CPU에서 실행합니다."
+            ),
+            code_cell(f"{cli_function('pick_device')}\n\n\nmain(pick_device())"),
         ]
     for number, cell in enumerate(cells):
         cell["id"] = f"cell-{number}"  # nbformat 4.5부터 셀마다 고유한 id가 필요합니다.

@@ -525,62 +525,8 @@ def to_float8(model):
 # --8<-- [end:float8]
 
 
-def pick_device(name="auto"):
-    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
-        raise SystemExit(
-            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
-        )
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
-    if name.startswith("cuda:"):
-        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
-        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
-        if not (index.isascii() and index.isdigit() and int(index) < found):
-            raise SystemExit(
-                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
-                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
-            )
-        return torch.device("cuda", int(index))
-    return torch.device(name)
-
-
-def make_parser(description):
-    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
-    import argparse
-    import sys
-
-    class KoreanFormatter(argparse.HelpFormatter):
-        def add_usage(self, usage, actions, groups, prefix=None):
-            super().add_usage(usage, actions, groups, "사용법: ")
-
-    class KoreanParser(argparse.ArgumentParser):
-        def error(self, message):
-            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
-            for english, korean in [
-                ("unrecognized arguments", "알 수 없는 옵션입니다"),
-                ("expected one argument", "값을 하나 주어야 합니다"),
-                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
-            ]:
-                message = message.replace(english, korean)
-            self.print_usage(sys.stderr)
-            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
-
-    parser = KoreanParser(
-        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
-    )
-    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
-    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
-    parser.add_argument(
-        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
-    )
-    return parser
-
-
-def main(device_name="auto", steps=4, compile_backend=None):
-    device = pick_device(device_name)
+def main(device="cpu", steps=4, compile_backend=None):
+    device = torch.device(device)
     if device.type == "cuda":
         cfg, batch_size, workers = GPTConfig(), 8, 4
     else:  # CPU에서는 몇 초 안에 끝나도록 아주 작은 모델을 씁니다.
@@ -611,10 +557,15 @@ def main(device_name="auto", steps=4, compile_backend=None):
 
 
 if __name__ == "__main__":
+    from _cli import make_parser, pick_device, positive_int  # 명령줄(snippets/_cli.py)
+
     parser = make_parser("전부 합치면: 팁을 하나씩 더한 GPT 학습")
-    parser.add_argument("--steps", type=int, default=4, help="단계마다 잴 학습 스텝 수")
+    parser.add_argument("--steps", type=positive_int, default=4, help="단계마다 잴 학습 스텝 수")
     parser.add_argument(
-        "--compile-backend", default=None, help="inductor(GPU 기본값), eager(CPU 시연 기본값) 등"
+        "--compile-backend",
+        choices=["inductor", "aot_eager", "eager"],
+        default=None,
+        help="inductor(GPU 기본값), eager(CPU 시연 기본값), aot_eager",
     )
     args = parser.parse_args()
-    main(args.device, args.steps, args.compile_backend)
+    main(pick_device(args.device), args.steps, args.compile_backend)

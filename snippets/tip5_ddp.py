@@ -247,73 +247,19 @@ def fit_with_ddp(accelerator="cpu", devices=2, max_steps=5, features=8):
 # --8<-- [end:lightning]
 
 
-def pick_device(name="auto"):
-    """장치를 고릅니다. 쓸 수 없는 장치를 요청하면 한국어 메시지를 남기고 멈춥니다(종료 코드 1)."""
-    if name == "auto":
-        name = "cuda" if torch.cuda.is_available() else "cpu"
-    if name != "cpu" and name != "cuda" and not name.startswith("cuda:"):
-        raise SystemExit(
-            f"알 수 없는 장치 이름입니다: {name!r}. auto, cpu, cuda, cuda:번호 중 하나를 쓰세요."
-        )
-    if name.startswith("cuda") and not torch.cuda.is_available():
-        raise SystemExit("이 예제는 CUDA GPU가 필요합니다. 이 컴퓨터에서는 CUDA를 찾지 못했습니다.")
-    if name.startswith("cuda:"):
-        # torch.device("cuda:7")은 GPU가 하나여도 통과하고, 쓰는 순간에야 영어 오류로 멈춥니다.
-        index, found = name.removeprefix("cuda:"), torch.cuda.device_count()
-        if not (index.isascii() and index.isdigit() and int(index) < found):
-            raise SystemExit(
-                f"쓸 수 없는 GPU 번호입니다: {index!r}. "
-                f"이 컴퓨터의 GPU는 {found}개이고 번호는 0부터 {found - 1}까지입니다."
-            )
-        return torch.device("cuda", int(index))
-    return torch.device(name)
-
-
-def make_parser(description):
-    """명령줄 옵션 파서를 만듭니다. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
-    import argparse
-    import sys
-
-    class KoreanFormatter(argparse.HelpFormatter):
-        def add_usage(self, usage, actions, groups, prefix=None):
-            super().add_usage(usage, actions, groups, "사용법: ")
-
-    class KoreanParser(argparse.ArgumentParser):
-        def error(self, message):
-            # 이 예제의 옵션에서 날 수 있는 오류만 옮깁니다. 그 밖의 오류는 원문 그대로 둡니다.
-            for english, korean in [
-                ("unrecognized arguments", "알 수 없는 옵션입니다"),
-                ("expected one argument", "값을 하나 주어야 합니다"),
-                ("ignored explicit argument", "값을 받지 않는 옵션입니다. 받은 값:"),
-            ]:
-                message = message.replace(english, korean)
-            self.print_usage(sys.stderr)
-            self.exit(2, f"{self.prog}: 오류: {message.removeprefix('argument ')}\n")
-
-    parser = KoreanParser(
-        description=description, formatter_class=KoreanFormatter, add_help=False, allow_abbrev=False
-    )
-    parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
-    parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
-    parser.add_argument(
-        "--device", default="auto", metavar="장치", help="auto(기본값), cpu, cuda, cuda:번호"
-    )
-    return parser
-
-
-def pick_ddp_device_type(device_name="auto", world_size=2):
+def pick_ddp_device_type(device="auto", world_size=2):
     """DDP용 장치 종류를 고릅니다. NCCL은 프로세스마다 GPU가 하나씩 있어야 합니다."""
     found = torch.cuda.device_count()
-    if device_name == "auto":
+    if device == "auto":
         # GPU가 하나뿐이면 프로세스 2개가 같은 GPU를 나눠 쓸 수 없으니 CPU(gloo)로 보여 줍니다.
         return "cuda" if found >= world_size else "cpu"
-    device = pick_device(device_name)
-    if device.type == "cuda" and found < world_size:
+    device_type = torch.device(device).type
+    if device_type == "cuda" and found < world_size:
         raise SystemExit(
             f"이 예제는 CUDA GPU가 필요합니다({world_size}개 이상). "
             f"이 컴퓨터에서 찾은 GPU는 {found}개입니다."
         )
-    return device.type
+    return device_type
 
 
 def compare(ddp_grads, reference):
@@ -321,8 +267,8 @@ def compare(ddp_grads, reference):
     return max((ddp_grads[name] - ref).abs().max().item() for name, ref in reference.items())
 
 
-def main(device_name="auto", world_size=2):
-    device_type = pick_ddp_device_type(device_name, world_size)
+def main(device="auto", world_size=2):
+    device_type = pick_ddp_device_type(device, world_size)
     backend = "nccl" if device_type == "cuda" else "gloo"
     print(f"장치: {device_type}, 프로세스 {world_size}개, 통신 백엔드: {backend}")
     reference = single_process_gradients(device=device_type)
@@ -394,11 +340,11 @@ def launched_ranks(environ):
     return rank, world_size
 
 
-def run_under_torchrun(rank, world_size, device_name="auto", timeout_s=60):
+def run_under_torchrun(rank, world_size, device="auto", timeout_s=60):
     """torchrun이 띄운 프로세스 안에서 실행합니다. 주소와 포트는 torchrun이 환경 변수로 줍니다."""
     from datetime import timedelta
 
-    device_type = pick_ddp_device_type(device_name, world_size)
+    device_type = pick_ddp_device_type(device, world_size)
     backend = "nccl" if device_type == "cuda" else "gloo"
     try:
         # 기본 제한 시간(30분) 대신 짧게 둡니다. 다른 프로세스가 오지 않으면 곧 알립니다.
@@ -421,9 +367,9 @@ def run_under_torchrun(rank, world_size, device_name="auto", timeout_s=60):
         report([grads], single_process_gradients(device=device_type))
 
 
-def run_lightning(device_name="auto", devices=2):
+def run_lightning(device="auto", devices=2):
     """Lightning으로 DDP 학습을 짧게 돌립니다. 스크립트가 프로세스마다 다시 실행됩니다."""
-    accelerator = "gpu" if pick_ddp_device_type(device_name, devices) == "cuda" else "cpu"
+    accelerator = "gpu" if pick_ddp_device_type(device, devices) == "cuda" else "cpu"
     trainer = fit_with_ddp(accelerator=accelerator, devices=devices)
     # 학습이 끝난 뒤 프로세스마다 가진 가중치를 모아, 복제본이 서로 같은지 확인합니다.
     params = torch.cat([p.detach().flatten() for p in trainer.lightning_module.parameters()])
@@ -441,17 +387,20 @@ def run_lightning(device_name="auto", devices=2):
 
 
 if __name__ == "__main__":
+    from _cli import make_parser, pick_device  # 명령줄과 장치 고르기(snippets/_cli.py)
+
     parser = make_parser("팁 5: DataParallel 대신 DistributedDataParallel")
     parser.add_argument(
         "--lightning", action="store_true", help="Lightning의 strategy='ddp'로 학습"
     )
     options = parser.parse_args()
+    device = options.device if options.device == "auto" else pick_device(options.device).type
     # torchrun이 띄웠다면 RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT가 이미 있습니다. 셸에 남은
     # 변수가 어긋나 있으면 프로세스를 기다리기 전에 여기서 멈춥니다.
     launched = launched_ranks(os.environ)
     if options.lightning:
-        run_lightning(options.device)
+        run_lightning(device)
     elif launched is not None:
-        run_under_torchrun(*launched, options.device)
+        run_under_torchrun(*launched, device)
     else:
-        main(options.device)
+        main(device)

@@ -5,7 +5,7 @@ import json
 import pytest
 
 from guide import registry
-from hooks.notebooks import build_notebook, split_module
+from hooks.notebooks import build_notebook, cli_function, split_module
 from tests.site_build import ROOT, mkdocs_build
 
 PAGES = registry.load()
@@ -24,13 +24,15 @@ def test_notebook_code_is_the_snippet_code(page):
     assert notebook["cells"][0]["source"].startswith(f"# {page.heading} 노트북")
     if page.run_as_script:
         # 여러 프로세스를 띄우는 모듈은 모듈 전체를 파일로 쓰고 실행합니다(구역 표시 줄만 빼고).
-        assert "# --8<--" not in cells[0]
-        assert code_lines(cells[0].partition("\n")[2]) == [
+        assert cells[0].startswith("%%writefile _cli.py")
+        assert "# --8<--" not in cells[1]
+        assert code_lines(cells[1].partition("\n")[2]) == [
             line for line in code_lines(source) if not line.strip().startswith("# --8<--")
         ]
         return
     _, chunks = split_module(source)
-    expected = code_lines("\n".join(code for _, code in chunks)) + ["main()"]
+    expected = code_lines("\n".join(code for _, code in chunks))
+    expected += code_lines(cli_function("pick_device")) + ["main(pick_device())"]
     assert code_lines("\n".join(cells)) == expected
     # 구역 표시 줄과 `if __name__ == "__main__":` 블록은 노트북에 들어가지 않습니다.
     assert "# --8<--" not in "\n".join(cells) and "__main__" not in "\n".join(cells)

@@ -1,5 +1,6 @@
 """모든 스니펫 모듈이 지키는 약속: import할 때 아무것도 실행하지 않고, 스크립트로 실행하면
-`--device cuda`를 GPU 없는 컴퓨터에서 한국어 메시지와 종료 코드 1로 거절합니다."""
+`--device cuda`를 GPU 없는 컴퓨터에서 한국어 메시지와 종료 코드 1로 거절합니다. 명령줄과 장치
+고르기는 snippets/_cli.py 한 곳에 있고, 모든 스니펫의 `__main__` 블록이 그것을 씁니다."""
 
 import ast
 import importlib
@@ -13,7 +14,9 @@ import pytest
 import torch
 
 ROOT = Path(__file__).resolve().parents[1]
-MODULES = sorted(p for p in (ROOT / "snippets").glob("*.py") if p.name != "__init__.py")
+# 페이지가 보여 주는 스니펫 모듈. 밑줄로 시작하는 모듈(_cli.py)은 스크립트 실행을 돕는 배관입니다.
+MODULES = sorted(p for p in (ROOT / "snippets").glob("*.py") if not p.name.startswith("_"))
+CLI = importlib.import_module("snippets._cli")
 
 
 def test_every_snippet_has_a_mirroring_test():
@@ -21,22 +24,119 @@ def test_every_snippet_has_a_mirroring_test():
     assert missing == []
 
 
+TOP_LEVEL = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+
+
+def top_level_problems(source: str) -> list[str]:
+    """맨 위 수준에서 import할 때 무언가를 실행하거나 바꾸는 문장을 찾습니다.
+
+    허용: import, 정의, 이름에 값을 대입하기, docstring, `if __name__ == "__main__":` 블록.
+    `torch.backends.… = …`처럼 이름이 아닌 곳에 대입하는 문장은 전역 설정을 바꾸므로 막습니다.
+    """
+    problems = []
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.If) and ast.unparse(node.test) == "__name__ == '__main__'":
+            continue
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            continue
+        targets = node.targets if isinstance(node, ast.Assign) else [getattr(node, "target", None)]
+        if not isinstance(node, TOP_LEVEL) or not all(
+            isinstance(t, ast.Name) for t in targets if t is not None
+        ):
+            problems.append(ast.unparse(node).splitlines()[0])
+    return problems
+
+
 @pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
-def test_module_defines_main_under_a_guard_and_runs_nothing_at_import(module):
+def test_module_defines_main_under_a_guard(module):
     tree = ast.parse(module.read_text(encoding="utf-8"))
     names = {node.name for node in tree.body if isinstance(node, ast.FunctionDef)}
     assert "main" in names
     guard = tree.body[-1]
     assert isinstance(guard, ast.If) and "__main__" in ast.unparse(guard.test)
-    # 맨 위 수준에는 import, 정의, 상수 대입, `__main__` guard만 있습니다. 함수 호출문은 없습니다.
-    # (tip5는 lightning을 import하기 전에 환경 변수를 확인하는 guard를 맨 위에 하나 더 둡니다.)
-    calls = [
-        ast.unparse(n)
-        for n in tree.body[:-1]
-        if isinstance(n, ast.Expr | ast.If | ast.For)
-        and not (isinstance(n, ast.If) and ast.unparse(n.test) == "__name__ == '__main__'")
-    ]
-    assert [c for c in calls if not c.startswith(('"""', "'"))] == []
+    assert top_level_problems(module.read_text(encoding="utf-8")) == []
+
+
+@pytest.mark.parametrize(
+    "planted",
+    [
+        'torch.backends.cuda.matmul.fp32_precision = "tf32"\n',
+        "torch.set_num_threads(1)\n",
+        "for _ in range(2):\n    pass\n",
+    ],
+)
+def test_top_level_check_can_fail(planted):
+    source = (ROOT / "snippets" / "tip4_create_on_device.py").read_text(encoding="utf-8")
+    assert top_level_problems(source) == []
+    assert top_level_problems(source.replace("\n\n# --8<-- [start:article_2020]", "\n" + planted, 1))
+
+
+# import 전후로 torch의 전역 설정을 읽고, import하는 동안 불린 torch 함수를 셉니다. 대입문 안의
+# 계산(예: `WARM = torch.randn(…) @ …`)처럼 AST 규칙이 못 보는 것을 실제 실행으로 잡습니다.
+IMPORT_PROBE = """
+import importlib, json, sys, torch
+from torch.overrides import TorchFunctionMode
+
+def settings():
+    return {
+        "matmul": torch.backends.cuda.matmul.fp32_precision,
+        "cudnn": torch.backends.cudnn.conv.fp32_precision,
+        "mkldnn": torch.backends.mkldnn.matmul.fp32_precision,
+        "threads": torch.get_num_threads(),
+        "dtype": str(torch.get_default_dtype()),
+        "grad": torch.is_grad_enabled(),
+        "deterministic": torch.are_deterministic_algorithms_enabled(),
+        "benchmark": torch.backends.cudnn.benchmark,
+    }
+
+class Count(TorchFunctionMode):
+    calls = []
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        Count.calls.append(getattr(func, "__name__", str(func)))
+        return func(*args, **(kwargs or {}))
+
+import lightning  # noqa: F401  (라이브러리가 import할 때 하는 일은 세지 않습니다)
+found = {}
+for name in sys.argv[1:]:
+    before, Count.calls = settings(), []
+    with Count():
+        importlib.import_module(name)
+    found[name] = {"calls": Count.calls, "changed": before != settings()}
+print(json.dumps(found))
+"""
+
+
+def import_probe(*modules: str, cwd=ROOT) -> dict:
+    """모듈마다 {calls: import하는 동안 불린 torch 함수, changed: 전역 설정이 바뀌었는지}."""
+    result = subprocess.run(
+        [sys.executable, "-c", IMPORT_PROBE, *modules],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def imports():
+    return import_probe(*(f"snippets.{module.stem}" for module in MODULES))
+
+
+@pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
+def test_importing_runs_no_torch_op_and_changes_no_global_setting(module, imports):
+    assert imports[f"snippets.{module.stem}"] == {"calls": [], "changed": False}
+
+
+def test_import_probe_can_fail(tmp_path):
+    (tmp_path / "planted.py").write_text(
+        "import torch\n"
+        "WARM = torch.randn(8, 8) @ torch.randn(8, 8)\n"
+        "torch.set_default_dtype(torch.float64)\n"
+    )
+    found = import_probe("planted", cwd=tmp_path)["planted"]
+    assert "randn" in found["calls"] and found["changed"]
 
 
 def test_importing_every_snippet_prints_nothing():
@@ -50,43 +150,32 @@ def test_importing_every_snippet_prints_nothing():
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
 @pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
-def test_cuda_request_on_a_cpu_machine_stops_with_korean_message(module):
-    result = subprocess.run(
-        [sys.executable, str(module.relative_to(ROOT)), "--device", "cuda"],
-        cwd=ROOT,
-        env={**os.environ, "PYTHONWARNINGS": "ignore"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 1
-    assert "CUDA GPU가 필요합니다" in result.stderr
-    assert "Traceback" not in result.stderr
-    assert result.stdout == ""
-
-
-@pytest.mark.parametrize("function", ["pick_device", "make_parser"])
-def test_every_module_carries_the_same_copy(function):
-    # 모듈마다 혼자 읽히고 복사되도록 pick_device와 make_parser를 일부러 각 모듈에 둡니다. 대신
-    # 서로 달라지지 않게, 모든 사본이 글자 하나까지 같은지 확인합니다.
-    copies = set()
-    for module in MODULES:
-        tree = ast.parse(module.read_text(encoding="utf-8"))
-        found = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == function]
-        assert len(found) == 1, module.name
-        copies.add(ast.unparse(found[0]))
-    assert len(copies) == 1
+def test_cuda_request_on_a_cpu_machine_stops_with_korean_message(module, script_runs):
+    code, out, err = script_runs[f"{module.relative_to(ROOT)} --device cuda"]
+    assert code == 1 or "CUDA GPU가 필요합니다" in str(code)
+    assert "CUDA GPU가 필요합니다" in err + str(code)
+    assert "Traceback" not in err
+    assert out == ""
 
 
 @pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
-def test_pick_device_explains_bad_names_in_korean(module):
-    snippet = importlib.import_module(f"snippets.{module.stem}")
-    assert snippet.pick_device("cpu").type == "cpu"
+def test_command_line_plumbing_lives_only_in_cli(module):
+    # 명령줄과 장치 고르기는 snippets/_cli.py 하나에만 있습니다. 스니펫은 `__main__` 블록에서
+    # 가져다 씁니다(노트북에는 hooks/notebooks.py가 그 함수를 넣습니다).
+    tree = ast.parse(module.read_text(encoding="utf-8"))
+    defined = {n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef | ast.ClassDef)}
+    assert not defined & {"pick_device", "make_parser", "KoreanParser", "KoreanFormatter"}
+    guard = ast.unparse(tree.body[-1])
+    assert "from _cli import" in guard
+
+
+def test_pick_device_explains_bad_names_in_korean():
+    assert CLI.pick_device("cpu").type == "cpu"
     with pytest.raises(SystemExit, match="알 수 없는 장치 이름"):
-        snippet.pick_device("tpu")
+        CLI.pick_device("tpu")
     if not torch.cuda.is_available():
         with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
-            snippet.pick_device("cuda:0")
+            CLI.pick_device("cuda:0")
 
 
 # ---------------------------------------------------------------------------
@@ -100,9 +189,12 @@ ENGLISH_ARGPARSE = ("usage:", "options:", "show this help", "error:", "unrecogni
 # import하므로 모듈마다 프로세스를 띄우는 것보다 훨씬 빠릅니다.
 RUN_ALL_AS_SCRIPTS = """
 import contextlib, io, json, runpy, sys, traceback
+# `python snippets/x.py`처럼 스크립트의 폴더를 sys.path 맨 앞에 둡니다(`from _cli import …`).
+sys.path.insert(0, "snippets")
 results = {}
-for path in sys.argv[1:]:
-    for args in (["--help"], ["--bogus"], ["--device"]):
+arguments, paths = json.loads(sys.argv[1]), sys.argv[2:]
+for path in paths:
+    for args in arguments:
         sys.argv = [path, *args]
         out, err, code = io.StringIO(), io.StringIO(), None
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
@@ -112,7 +204,7 @@ for path in sys.argv[1:]:
                 code = stop.code
             except BaseException:
                 traceback.print_exc()
-        results[f"{path} {args[0]}"] = [code, out.getvalue(), err.getvalue()]
+        results[f"{path} {' '.join(args)}"] = [code, out.getvalue(), err.getvalue()]
 print(json.dumps(results))
 """
 
@@ -120,8 +212,11 @@ print(json.dumps(results))
 @pytest.fixture(scope="module")
 def script_runs():
     paths = [str(m.relative_to(ROOT)) for m in MODULES]
+    arguments = [["--help"], ["--bogus"], ["--device"]]
+    if not torch.cuda.is_available():  # GPU가 있으면 `--device cuda`는 예제를 정말 실행합니다.
+        arguments.append(["--device", "cuda"])
     result = subprocess.run(
-        [sys.executable, "-c", RUN_ALL_AS_SCRIPTS, *paths],
+        [sys.executable, "-c", RUN_ALL_AS_SCRIPTS, json.dumps(arguments), *paths],
         cwd=ROOT,
         env={**os.environ, "PYTHONWARNINGS": "ignore"},
         capture_output=True,
@@ -175,8 +270,7 @@ def test_a_real_process_exits_with_korean_error_and_no_traceback():
 
 
 def test_make_parser_reads_the_device_and_rejects_abbreviations(capsys):
-    snippet = importlib.import_module("snippets.tip4_create_on_device")
-    parser = snippet.make_parser("설명")
+    parser = CLI.make_parser("설명")
     assert parser.parse_args([]).device == "auto"
     assert parser.parse_args(["--device=cuda:1"]).device == "cuda:1"
     # 줄임말(--dev)을 받으면 옵션이 늘어날 때 뜻이 바뀔 수 있어 받지 않습니다.
@@ -193,20 +287,16 @@ def one_gpu(monkeypatch):
     monkeypatch.setattr(torch.cuda, "device_count", lambda: 1)
 
 
-@pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
-def test_pick_device_accepts_existing_gpu_numbers(module, one_gpu):
-    snippet = importlib.import_module(f"snippets.{module.stem}")
-    assert snippet.pick_device("auto") == torch.device("cuda")
-    assert snippet.pick_device("cuda") == torch.device("cuda")
-    assert snippet.pick_device("cuda:0") == torch.device("cuda", 0)
+def test_pick_device_accepts_existing_gpu_numbers(one_gpu):
+    assert CLI.pick_device("auto") == torch.device("cuda")
+    assert CLI.pick_device("cuda") == torch.device("cuda")
+    assert CLI.pick_device("cuda:0") == torch.device("cuda", 0)
 
 
-@pytest.mark.parametrize("module", MODULES, ids=lambda p: p.stem)
 @pytest.mark.parametrize("name", ["cuda:7", "cuda:1", "cuda:abc", "cuda:-1", "cuda:", "cuda:0x0"])
-def test_pick_device_rejects_bad_gpu_numbers_in_korean(module, name, one_gpu):
-    snippet = importlib.import_module(f"snippets.{module.stem}")
+def test_pick_device_rejects_bad_gpu_numbers_in_korean(name, one_gpu):
     with pytest.raises(SystemExit) as stop:
-        snippet.pick_device(name)
+        CLI.pick_device(name)
     message = str(stop.value.code)
     assert message.startswith(f"쓸 수 없는 GPU 번호입니다: {name.removeprefix('cuda:')!r}.")
     assert "GPU는 1개이고 번호는 0부터 0까지입니다" in message
@@ -219,6 +309,7 @@ def test_bad_gpu_number_on_the_command_line_exits_1_without_traceback():
         "torch.cuda.is_available = lambda: True\n"
         "torch.cuda.device_count = lambda: 2\n"
         "sys.argv = ['tip4_create_on_device.py', '--device', 'cuda:abc']\n"
+        "sys.path.insert(0, 'snippets')\n"
         "runpy.run_path('snippets/tip4_create_on_device.py', run_name='__main__')\n"
     )
     result = subprocess.run(

@@ -165,9 +165,8 @@ def test_prefetch_on_cuda_equals_plain_loop():
     [
         lambda: tip2.measure_copy_bandwidth(),
         lambda: tip2.train_with_prefetch(None, [], None),
-        lambda: tip2.pick_device("cuda"),
     ],
-    ids=["measure_copy_bandwidth", "train_with_prefetch", "pick_device"],
+    ids=["measure_copy_bandwidth", "train_with_prefetch"],
 )
 def test_gpu_only_code_stops_with_korean_message(gpu_only):
     with pytest.raises(SystemExit, match="이 예제는 CUDA GPU가 필요합니다"):
