@@ -1,17 +1,23 @@
 """잠근 의존성: 모든 간접 의존성까지 pip-compile이 고정하고, 해시 잠금과 버전이 같은지 확인합니다.
 
-- `requirements.txt`: 사람이 고치는 직접 의존성, `-c constraints.txt`, `-e .`.
+- `requirements.txt`: 사람이 고치는 직접 의존성의 `==` 고정과 `-c constraints.txt`. 이 저장소
+  자체(`-e .`)는 넣지 않습니다. 어느 폴더에서 설치해도 되도록, 실제로 다른 폴더에서 설치해 봅니다.
 - `constraints.txt`: pip-compile이 푼 모든 꾸러미의 `==` 고정(해시 없음, README 설치가 씁니다).
 - `requirements-lock.txt`: 같은 고정에 sha256 해시(`pip install --require-hashes`로 검증하며
   설치할 때 씁니다).
+- `pyproject.toml`의 `[build-system]`: 빌드 백엔드를 잠금과 같은 setuptools 버전 하나로 고정합니다.
 torch는 받는 곳마다 파일이 달라 두 잠금에서 빼고 requirements.txt에서만 고정합니다(CONTRIBUTING).
 """
 
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import re
+import subprocess
+import sys
 import sysconfig
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -20,8 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 REQUIREMENTS = ROOT / "requirements.txt"
 CONSTRAINTS = ROOT / "constraints.txt"
 LOCK = ROOT / "requirements-lock.txt"
-# pip가 venv를 만들 때 넣는 설치 도구와 이 저장소 자체는 잠금 밖입니다.
-NOT_LOCKED = {"pip", "setuptools", "wheel", "pytorch-speed-guide"}
+# pip가 venv를 만들 때 넣는 설치 도구와 이 저장소 자체는 잠금 밖입니다. setuptools는 torch의
+# 의존성이자 빌드 백엔드라서 잠금에 있고, 설치된 버전도 잠금과 같아야 합니다.
+NOT_LOCKED = {"pip", "wheel", "pytorch-speed-guide"}
+PYPROJECT = ROOT / "pyproject.toml"
 PIN = re.compile(r"^(?P<name>[A-Za-z0-9][A-Za-z0-9._-]*)==(?P<version>\S+?)(?:\s|$)")
 
 
@@ -101,24 +109,175 @@ def test_lock_checks_can_fail():
         assert expected in problems
 
 
-def test_requirements_reference_the_constraints_and_pin_the_same_versions():
-    lines = entries(REQUIREMENTS)
-    # 해시 잠금은 README 설치가 읽지 않습니다: 해시가 하나라도 있으면 pip가 `-e .`을 거절합니다.
-    assert "-c constraints.txt" in lines
-    assert not any("requirements-lock.txt" in line or "--hash" in line for line in lines)
-    assert not any(
-        line.startswith(("-i", "--index-url", "--extra-index-url", "-f", "--find-links"))
-        for line in lines
-    )
-    locked = pins(CONSTRAINTS)
-    direct = pins(REQUIREMENTS)
-    assert direct.pop("torch") == "2.13.0"
+def requirements_problems(text: str, constraints: dict[str, str]) -> list[str]:
+    """requirements.txt의 글에서 규칙 위반을 찾습니다. 테스트가 망가뜨린 사본에도 씁니다."""
+    problems = []
+    lines = [line.strip() for line in text.splitlines()]
+    lines = [line for line in lines if line and not line.startswith("#")]
+    if "-c constraints.txt" not in lines:
+        problems.append("-c constraints.txt가 없습니다")
+    direct = {}
+    for line in lines:
+        if line == "-c constraints.txt":
+            continue
+        match = PIN.match(line)
+        if match and match.end() == len(line):
+            direct[canonical(match["name"])] = match["version"]
+        elif line.startswith(("-e", "--editable")) or line.startswith((".", "/", "file:")):
+            # `-e .`의 `.`은 이 파일이 아니라 pip를 실행한 폴더입니다. 저장소 밖에서는 실패합니다.
+            problems.append(f"저장소 밖에서 실패하는 경로 설치가 있습니다: {line}")
+        elif "requirements-lock.txt" in line or "--hash" in line:
+            # 해시가 하나라도 있으면 pip가 README 명령의 `-e .`을 거절합니다.
+            problems.append(f"해시 잠금을 읽습니다: {line}")
+        elif line.startswith(("-i", "--index-url", "--extra-index-url", "-f", "--find-links")):
+            problems.append(f"색인 옵션이 있습니다: {line}")
+        else:
+            # `lightning>=2` 같은 범위는 == 고정만 세는 검사를 조용히 빠져나갑니다.
+            problems.append(f"== 고정이 아닌 줄: {line}")
+    if direct.pop("torch", None) != "2.13.0":
+        problems.append("torch==2.13.0이 없습니다")
     mismatched = {
-        name: (v, locked.get(name)) for name, v in direct.items() if locked.get(name) != v
+        name: (v, constraints.get(name)) for name, v in direct.items() if constraints.get(name) != v
     }
-    assert mismatched == {}, (
-        "requirements.txt를 고친 뒤 CONTRIBUTING의 명령으로 잠금을 다시 만드세요"
+    if mismatched:
+        problems.append(
+            f"constraints.txt와 버전이 다릅니다: {mismatched}. "
+            "requirements.txt를 고친 뒤 CONTRIBUTING의 명령으로 잠금을 다시 만드세요"
+        )
+    return problems
+
+
+def test_requirements_reference_the_constraints_and_pin_the_same_versions():
+    text = REQUIREMENTS.read_text(encoding="utf-8")
+    assert requirements_problems(text, pins(CONSTRAINTS)) == []
+    assert len(pins(REQUIREMENTS)) >= 10  # 직접 의존성이 모두 읽혔는지(torch, lightning, mkdocs …)
+
+
+def test_requirements_checks_can_fail():
+    text = REQUIREMENTS.read_text(encoding="utf-8")
+    broken = (
+        text.replace("-c constraints.txt\n", "")
+        .replace("torch==2.13.0", "torch>=2.13")
+        .replace("mkdocs==1.6.1", "mkdocs==1.6.0")
     )
+    broken += "-e .\n-r requirements-lock.txt\n--extra-index-url https://example.org/simple\n"
+    problems = " ".join(requirements_problems(broken, pins(CONSTRAINTS)))
+    for expected in (
+        "-c constraints.txt가 없습니다",
+        "== 고정이 아닌 줄: torch>=2.13",
+        "torch==2.13.0이 없습니다",
+        "'mkdocs': ('1.6.0', '1.6.1')",
+        "경로 설치가 있습니다: -e .",
+        "해시 잠금을 읽습니다",
+        "색인 옵션이 있습니다",
+    ):
+        assert expected in problems, expected
+
+
+def pip_dry_run(*args: str, cwd: Path, **env: str) -> subprocess.CompletedProcess[str]:
+    """네트워크 없이(`--no-index`) 이 환경의 pip로 설치를 흉내 냅니다. 바깥의 PIP_* 설정은 뺍니다.
+
+    설치된 꾸러미가 고정된 버전 그대로이므로(아래 테스트) pip는 받을 것 없이 풀이를 끝냅니다.
+    """
+    clean = {key: value for key, value in os.environ.items() if not key.startswith("PIP_")}
+    clean.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", **env)
+    command = [sys.executable, "-m", "pip", "install", "--dry-run", "--no-index", *args]
+    return subprocess.run(
+        command, cwd=cwd, env=clean, capture_output=True, text=True, timeout=300, check=False
+    )
+
+
+def test_requirements_install_from_outside_the_repository(tmp_path):
+    """다른 폴더에서 `pip install -r <저장소>/requirements.txt`가 됩니다(-c는 파일 옆에서 읽음)."""
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = pip_dry_run("-r", str(REQUIREMENTS), cwd=elsewhere)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "torch==2.13.0" in result.stdout  # 파일을 정말 읽었는지
+
+
+def test_install_from_outside_check_can_fail(tmp_path):
+    """같은 파일에 `-e .`을 되살리면 다른 폴더에서 실패합니다(이 저장소가 예전에 그랬습니다)."""
+    copy = tmp_path / "repo"
+    copy.mkdir()
+    (copy / "constraints.txt").write_bytes(CONSTRAINTS.read_bytes())
+    (copy / "requirements.txt").write_text(REQUIREMENTS.read_text(encoding="utf-8") + "-e .\n")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    result = pip_dry_run("-r", str(copy / "requirements.txt"), cwd=elsewhere)
+    assert result.returncode != 0
+    assert "does not appear to be a Python project" in result.stderr
+
+
+def build_system_problems(pyproject_text: str, locked: dict[str, str]) -> list[str]:
+    build = tomllib.loads(pyproject_text).get("build-system", {})
+    problems = []
+    expected = [f"setuptools=={locked.get('setuptools')}"]
+    if build.get("requires") != expected:
+        problems.append(f"[build-system] requires가 {expected}가 아닙니다: {build.get('requires')}")
+    if build.get("build-backend") != "setuptools.build_meta":
+        problems.append(
+            f"build-backend가 setuptools.build_meta가 아닙니다: {build.get('build-backend')}"
+        )
+    return problems
+
+
+def test_build_backend_is_pinned_at_the_locked_setuptools():
+    assert "setuptools" in pins(LOCK)  # 빌드 백엔드도 해시로 확인하는 잠금에 있습니다
+    assert build_system_problems(PYPROJECT.read_text(encoding="utf-8"), pins(CONSTRAINTS)) == []
+
+
+def test_build_backend_check_can_fail():
+    text = PYPROJECT.read_text(encoding="utf-8")
+    broken = re.sub(r'requires = \["setuptools==[^"]+"\]', 'requires = ["setuptools>=77"]', text)
+    assert broken != text
+    assert "setuptools>=77" in " ".join(build_system_problems(broken, pins(CONSTRAINTS)))
+
+
+def editable_copy(tmp_path: Path, pyproject_text: str) -> Path:
+    """pyproject.toml과 빈 패키지 폴더만 둔 사본입니다. 빌드 백엔드가 메타데이터를 만듭니다."""
+    project = tmp_path / "project"
+    for package in tomllib.loads(pyproject_text)["tool"]["setuptools"]["packages"]:
+        (project / package).mkdir(parents=True)
+        (project / package / "__init__.py").write_text("")
+    (project / "pyproject.toml").write_text(pyproject_text, encoding="utf-8")
+    return project
+
+
+# 워크플로가 README 명령에 주는 값입니다(tests/test_workflows.py의 BUILD_BACKEND_ENV와 같습니다).
+# pip의 --no-* 옵션은 환경 변수 값이 거꾸로라서 PIP_NO_BUILD_ISOLATION=0이
+# --no-build-isolation입니다.
+NO_ISOLATION = {"PIP_NO_BUILD_ISOLATION": "0", "PIP_CHECK_BUILD_DEPENDENCIES": "1"}
+
+
+def test_editable_install_builds_with_the_installed_locked_setuptools(tmp_path):
+    """워크플로의 두 환경 변수로 `-e .`이 격리 없이, 설치된(해시로 확인한) setuptools로 빌드됩니다.
+
+    `--no-index`이므로 격리된 빌드 환경을 만들려 했다면 setuptools를 받지 못해 실패합니다.
+    """
+    project = editable_copy(tmp_path, PYPROJECT.read_text(encoding="utf-8"))
+    result = pip_dry_run("--no-deps", "-e", str(project), cwd=tmp_path, **NO_ISOLATION)
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "Would install pytorch-speed-guide" in result.stdout
+    assert importlib.metadata.version("setuptools") == pins(CONSTRAINTS)["setuptools"]
+
+
+def test_editable_build_check_can_fail(tmp_path):
+    """고정과 다른 setuptools가 설치되어 있으면(여기서는 고정을 바꿔서) 설치가 멈춥니다."""
+    text = PYPROJECT.read_text(encoding="utf-8")
+    broken = re.sub(r'"setuptools==[^"]+"', '"setuptools==0.0.1"', text)
+    assert broken != text
+    project = editable_copy(tmp_path, broken)
+    result = pip_dry_run("--no-deps", "-e", str(project), cwd=tmp_path, **NO_ISOLATION)
+    assert result.returncode != 0
+    assert "setuptools==0.0.1" in result.stderr
+    # 격리를 켜면(값 1) --no-index에서는 빌드 백엔드를 받을 수 없어 실패합니다. 값이 거꾸로입니다.
+    project = editable_copy(tmp_path / "isolated", text)
+    isolated = pip_dry_run(
+        "--no-deps", "-e", str(project), cwd=tmp_path, PIP_NO_BUILD_ISOLATION="1"
+    )
+    assert isolated.returncode != 0
+    assert f"setuptools=={pins(CONSTRAINTS)['setuptools']}" in isolated.stderr  # 고정한 판을 찾음
 
 
 def installed_locations() -> list[str]:
@@ -135,9 +294,10 @@ def installed_locations() -> list[str]:
 def test_every_installed_package_is_pinned_at_its_installed_version():
     """이 환경에 설치된 모든 배포판이 constraints.txt의 버전 그대로인지 확인합니다."""
     locked = pins(CONSTRAINTS)
-    unpinned, different = [], []
+    unpinned, different, seen = [], [], set()
     for dist in importlib.metadata.distributions(path=installed_locations()):
         name = canonical(dist.metadata["Name"])
+        seen.add(name)
         if name in NOT_LOCKED:
             continue
         if name == "torch":
@@ -149,6 +309,9 @@ def test_every_installed_package_is_pinned_at_its_installed_version():
             different.append(f"{name}: 설치 {dist.version}, 고정 {locked[name]}")
     assert unpinned == [], "잠금에 없는 꾸러미가 설치되어 있습니다"
     assert different == []
+    # 엉뚱한 폴더를 보면 배포판 없이 통과합니다. 잠금의 모든 꾸러미가 실제로 보였는지 확인합니다.
+    assert {"torch", "pytest", "setuptools"} <= seen
+    assert set(locked) - seen == set(), "잠금에 있지만 설치되지 않은 꾸러미가 있습니다"
 
 
 @pytest.mark.parametrize("path", [CONSTRAINTS, LOCK], ids=lambda p: p.name)

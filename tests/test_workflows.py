@@ -6,8 +6,12 @@
   concurrency, 권한, 포크 차단을 워크플로 파일을 직접 읽어 확인합니다.
 - 워크플로가 실행하는 명령이 README의 명령과 글자 그대로 같은지 확인합니다.
 - 결과 파일: GPU 워크플로가 풀 리퀘스트를 열기 전에, CI가 모든 결과 파일을 전체 스키마로
-  검증하는지, 자체 호스팅 작업이 main에서만 도는지, pip가 PyTorch 색인에서는 torch만 받고 잠근
-  꾸러미를 해시로 확인하는지 확인합니다.
+  검증하는지(결과 파일이 하나도 없으면 실패), 자체 호스팅 작업이 main에서만 도는지, pip가 PyTorch
+  색인에서는 torch만 받고 잠근 꾸러미와 빌드 백엔드를 해시로 확인하는지 확인합니다.
+- 자체 호스팅 러너: GPU 워크플로만 전용 라벨(`seven-tips-gpu`)을 쓰고, 다른 워크플로는 그 라벨도
+  `self-hosted`도 GPU 워크플로 파일도 이름으로 부르지 않고 GitHub 호스트 러너에서만 도는지
+  확인합니다. 포크의 풀 리퀘스트는 고친 워크플로로 돌므로 이 검사가 러너를 지키지는 못합니다.
+  지키는 것은 CONTRIBUTING.md의 저장소 설정이고, 그 설명이 라벨과 맞는지도 확인합니다.
 
 각 검사는 일부러 망가뜨린 예제로 실패할 수 있음도 함께 확인합니다. check-jsonschema와 zizmor는
 requirements.txt에 고정되어 있으므로, 없으면 건너뛰지 않고 실패합니다.
@@ -32,10 +36,16 @@ ROOT = Path(__file__).resolve().parents[1]
 GITHUB = ROOT / ".github"
 WORKFLOWS = GITHUB / "workflows"
 DEPENDABOT = GITHUB / "dependabot.yml"
-EXPECTED_WORKFLOWS = ["ci.yml", "docs.yml", "gpu-benchmark.yml"]
+GPU_WORKFLOW = "gpu-benchmark.yml"
+EXPECTED_WORKFLOWS = ["ci.yml", "docs.yml", GPU_WORKFLOW]
 # 공통 규칙은 폴더의 모든 워크플로에 적용합니다. 새 워크플로도 저절로 검사를 받습니다.
 ALL_WORKFLOWS = sorted(path.name for path in WORKFLOWS.glob("*.y*ml"))
-INSTALL_HINT = ".venv/bin/pip install -r requirements.txt"
+INSTALL_HINT = ".venv/bin/pip install -r requirements.txt -e ."
+# GPU 측정 작업만 쓰는 자체 호스팅 러너 라벨입니다. 다른 워크플로는 이 라벨을 쓸 수 없습니다.
+GPU_LABEL = "seven-tips-gpu"
+GPU_RUNS_ON = ["self-hosted", GPU_LABEL]
+# GitHub 호스트 러너의 이미지 이름(ubuntu-24.04, windows-2025, macos-15 등)입니다.
+GITHUB_HOSTED = re.compile(r"^(ubuntu|windows|macos)-[0-9a-z.-]+$")
 
 SHA_PINNED = re.compile(r"^[A-Za-z0-9_.-]+/[A-Za-z0-9_./-]+@[0-9a-f]{40}$")
 USES_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s*(?P<ref>\S+)(?P<comment>\s+#.*)?$")
@@ -194,9 +204,59 @@ def credential_and_injection_problems(workflow: dict) -> list[str]:
 
 
 def runs_on_self_hosted(job: dict) -> bool:
+    """GitHub 호스트 러너 이름 하나가 아니면 자체 호스팅으로 봅니다.
+
+    라벨 목록, 러너 그룹(`{group: …}`), 식(`${{ matrix.runner }}`)은 모두 자체 호스팅 러너로 갈 수
+    있으므로 놓치지 않게 보수적으로 셉니다. 재사용 워크플로를 부르는 작업(`uses:`)은 러너를 정하지
+    않습니다(`self_hosted_reach_problems`가 따로 봅니다).
+    """
+    if "uses" in job and "runs-on" not in job:
+        return False
     runs_on = job.get("runs-on")
-    labels = runs_on if isinstance(runs_on, list) else [runs_on]
-    return "self-hosted" in labels
+    return not (isinstance(runs_on, str) and GITHUB_HOSTED.match(runs_on))
+
+
+def yaml_strings(value):
+    """파싱한 YAML 안의 모든 글자(키와 값)를 돌려줍니다. 주석은 파싱 결과에 없어 보지 않습니다."""
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield from yaml_strings(key)
+            yield from yaml_strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from yaml_strings(item)
+
+
+def self_hosted_reach_problems(directory: Path) -> list[str]:
+    """GPU 워크플로가 아닌 워크플로가 자체 호스팅 GPU 러너에 닿을 길을 찾습니다.
+
+    다른 워크플로는 GPU 러너 라벨, `self-hosted`, GPU 워크플로 파일 이름을 어디에도(runs-on, matrix,
+    재사용 워크플로 호출, 식) 쓰지 않고, 모든 작업이 GitHub 호스트 러너 이름 하나에서 돌아야 합니다.
+    """
+    problems = []
+    names = sorted(path.name for path in directory.glob("*.y*ml"))
+    if GPU_WORKFLOW not in names:
+        problems.append(f"{GPU_WORKFLOW}가 없습니다")
+    reserved = ("self-hosted", GPU_LABEL, GPU_WORKFLOW)
+    for name in names:
+        if name == GPU_WORKFLOW:
+            continue
+        workflow = load(directory / name)
+        for text in yaml_strings(workflow):
+            for word in reserved:
+                if word in text.lower():
+                    problems.append(f"{name}: {word!r}를 씁니다: {text.strip()[:80]!r}")
+        for job_id, job in (workflow.get("jobs") or {}).items():
+            if "uses" in job:
+                problems.append(f"{name}: {job_id}: 재사용 워크플로를 부릅니다: {job['uses']}")
+            elif runs_on_self_hosted(job):
+                runs_on = job.get("runs-on")
+                problems.append(
+                    f"{name}: {job_id}: GitHub 호스트 러너 이름 하나가 아닙니다: {runs_on!r}"
+                )
+    return problems
 
 
 def write_scopes(job: dict) -> list[str]:
@@ -220,8 +280,8 @@ def gpu_workflow_problems(workflow: dict) -> list[str]:
     if workflow.get("permissions") != {"contents": "read"}:
         problems.append("워크플로 권한이 contents: read만이 아닙니다")
     jobs = workflow["jobs"]
-    if not any(job.get("runs-on") == ["self-hosted", "gpu"] for job in jobs.values()):
-        problems.append("[self-hosted, gpu]에서 도는 측정 작업이 없습니다")
+    if not any(job.get("runs-on") == GPU_RUNS_ON for job in jobs.values()):
+        problems.append(f"{GPU_RUNS_ON}에서 도는 측정 작업이 없습니다")
     guarded_repos = set()
     for job_id, job in jobs.items():
         guard = FORK_GUARD.search(str(job.get("if", "")))
@@ -233,6 +293,8 @@ def gpu_workflow_problems(workflow: dict) -> list[str]:
             problems.append(f"{job_id}: timeout-minutes가 없습니다")
         scopes = write_scopes(job)
         if runs_on_self_hosted(job):
+            if job.get("runs-on") != GPU_RUNS_ON:
+                problems.append(f"{job_id}: 자체 호스팅 작업의 runs-on이 {GPU_RUNS_ON}가 아닙니다")
             if job.get("permissions") is None:
                 problems.append(f"{job_id}: 자체 호스팅 작업은 권한을 명시해야 합니다")
             if scopes:
@@ -420,6 +482,10 @@ def test_gpu_checks_can_fail():
     problems = " ".join(gpu_workflow_problems(workflow))
     for expected in ("pull_request_target", "워크플로 권한", "쓰기 권한", "포크 차단", "timeout"):
         assert expected in problems
+    # 전용 라벨 대신 흔한 라벨을 쓰면, 같은 라벨을 단 다른 러너로 가거나 다른 워크플로와 겹칩니다.
+    assert "open-pr: 자체 호스팅 작업의 runs-on이" in problems
+    measure["runs-on"] = ["self-hosted", "gpu"]
+    assert "측정 작업이 없습니다" in " ".join(gpu_workflow_problems(workflow))
 
 
 def test_docs_deploy_job_has_only_pages_permissions():
@@ -451,6 +517,103 @@ def test_ci_runs_on_github_hosted_runners_with_read_only_token():
     for job in workflow["jobs"].values():
         assert not runs_on_self_hosted(job)
         assert write_scopes(job) == []
+
+
+def test_only_the_gpu_workflow_names_the_self_hosted_runner():
+    """GPU 러너 라벨과 `self-hosted`는 gpu-benchmark.yml만 씁니다. 나머지는 GitHub 호스트 러너."""
+    assert self_hosted_reach_problems(WORKFLOWS) == []
+    (measure,) = [
+        job for job in load(WORKFLOWS / GPU_WORKFLOW)["jobs"].values() if runs_on_self_hosted(job)
+    ]
+    assert measure["runs-on"] == GPU_RUNS_ON
+
+
+def test_self_hosted_reach_check_can_fail(tmp_path):
+    """라벨 검사가 실제로 실패할 수 있음을, 임시 폴더에 심은 나쁜 워크플로로 확인합니다."""
+    for path in WORKFLOWS.glob("*.y*ml"):
+        shutil.copy(path, tmp_path / path.name)
+    assert self_hosted_reach_problems(tmp_path) == []  # 복사본은 깨끗합니다
+    docs = tmp_path / "docs.yml"
+    text = docs.read_text(encoding="utf-8")
+    assert text.count("runs-on: ubuntu-24.04") >= 1
+    docs.write_text(
+        text.replace("runs-on: ubuntu-24.04", f"runs-on: [self-hosted, {GPU_LABEL}]", 1)
+    )
+    (tmp_path / "planted.yml").write_text(
+        "name: planted\n"
+        "on: pull_request\n"
+        "permissions:\n"
+        "  contents: read\n"
+        "jobs:\n"
+        "  by-matrix:\n"
+        "    strategy:\n"
+        "      matrix:\n"
+        "        runner: [Self-Hosted]\n"
+        "    runs-on: ${{ matrix.runner }}\n"
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  by-group:\n"
+        "    runs-on:\n"
+        f"      group: {GPU_LABEL}\n"
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  by-label:\n"
+        "    runs-on: gpu-box\n"
+        "    steps:\n"
+        "      - run: nvidia-smi\n"
+        "  by-call:\n"
+        f"    uses: ./.github/workflows/{GPU_WORKFLOW}\n"
+    )
+    problems = self_hosted_reach_problems(tmp_path)
+    joined = "\n".join(problems)
+    assert "docs.yml: 'self-hosted'" in joined and f"docs.yml: '{GPU_LABEL}'" in joined
+    assert "docs.yml: build: GitHub 호스트 러너 이름 하나가 아닙니다" in joined
+    for job_id in ("by-matrix", "by-group", "by-label", "by-call"):
+        assert f"planted.yml: {job_id}:" in joined, job_id
+    assert "planted.yml: 'self-hosted'" in joined  # matrix 값의 대소문자를 바꿔도 찾습니다
+    assert f"planted.yml: '{GPU_WORKFLOW}'" in joined
+    (tmp_path / GPU_WORKFLOW).unlink()
+    assert f"{GPU_WORKFLOW}가 없습니다" in self_hosted_reach_problems(tmp_path)
+
+
+def contributing_section(title: str) -> str:
+    text = (ROOT / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    start = text.index(f"## {title}")
+    end = text.find("\n## ", start + 1)
+    return text[start : end if end != -1 else len(text)]
+
+
+def runner_setup_problems(section: str, workflow: dict) -> list[str]:
+    """CONTRIBUTING의 저장소 설정 안내가 GPU 워크플로의 라벨, 저장소, 파일과 맞는지 검사합니다."""
+    flat = " ".join(section.split())
+    (measure,) = [job for job in workflow["jobs"].values() if runs_on_self_hosted(job)]
+    label = measure["runs-on"][-1]
+    repo = FORK_GUARD.search(str(measure.get("if", "")))
+    expected = [
+        f"--labels {label}",
+        f"--runnergroup {label}",
+        "Selected workflows",
+        f"{repo['repo'] if repo else '?'}/.github/workflows/{GPU_WORKFLOW}@main",
+        "Approval for running fork pull request workflows from contributors",
+        "Require approval for all external contributors",
+    ]
+    return [f"안내에 {item!r}가 없습니다" for item in expected if item not in flat]
+
+
+def test_contributing_tells_the_owner_how_to_fence_the_gpu_runner():
+    """러너를 지키는 GitHub 설정(러너 그룹, 승인)을 관리자가 할 일로 적었는지, 라벨이 맞는지."""
+    section = contributing_section("GPU 러너와 저장소 설정")
+    assert runner_setup_problems(section, load(WORKFLOWS / GPU_WORKFLOW)) == []
+
+
+def test_runner_setup_check_can_fail():
+    section = contributing_section("GPU 러너와 저장소 설정")
+    workflow = load(WORKFLOWS / GPU_WORKFLOW)
+    measure = next(job for job in workflow["jobs"].values() if runs_on_self_hosted(job))
+    measure["runs-on"] = ["self-hosted", "other-gpu"]
+    problems = " ".join(runner_setup_problems(section.replace("Selected workflows", "-"), workflow))
+    for expected in ("--labels other-gpu", "--runnergroup other-gpu", "Selected workflows"):
+        assert expected in problems
 
 
 # ---------------------------------------------------------------------------
@@ -505,6 +668,11 @@ def test_ci_run_script_ends_with_the_readme_test_command():
 MAIN_ONLY = "github.ref == 'refs/heads/main'"
 VALIDATE = "-m benchmarks.results_file"
 HASHED_INSTALL = "install --require-hashes --no-deps -r requirements-lock.txt"
+README_INSTALL = "install -r requirements.txt"
+# pip의 --no-* 옵션은 환경 변수 값이 거꾸로입니다: PIP_NO_BUILD_ISOLATION=0이
+# --no-build-isolation입니다. tests/test_dependencies.py가 이 두 값으로 정말 격리 없이, 고정한
+# setuptools로 빌드하는지 확인합니다.
+BUILD_BACKEND_ENV = {"PIP_NO_BUILD_ISOLATION": "0", "PIP_CHECK_BUILD_DEPENDENCIES": "1"}
 # PyTorch CPU 색인의 torch 페이지입니다. 색인 전체가 아니므로 여기서는 torch만 받습니다.
 TORCH_PAGE = "https://download.pytorch.org/whl/cpu/torch/"
 INDEX_OPTIONS = ("--extra-index-url", "--index-url", "--find-links", " -i ", " -f ")
@@ -535,6 +703,9 @@ def unconditional(step: dict) -> bool:
 def publish_validation_problems(workflow: dict) -> list[str]:
     """쓰기 권한 작업이 풀 리퀘스트를 열기 전에 결과 파일을 전체 스키마로 검증하는지 검사합니다."""
     problems = []
+    if not any(write_scopes(job) for job in workflow["jobs"].values()):
+        # 검사할 작업이 없으면 아래 반복이 아무것도 보지 않고 통과합니다.
+        problems.append("결과 풀 리퀘스트를 여는(쓰기 권한) 작업이 없습니다")
     for job_id, job in workflow["jobs"].items():
         if not write_scopes(job):
             continue
@@ -611,14 +782,24 @@ def dependency_source_problems(workflow: dict) -> list[str]:
         for line in script.splitlines():
             if "pip" in line and any(option in f" {line} " for option in INDEX_OPTIONS):
                 problems.append(f"{job_id}: pip에 색인을 직접 줍니다: {line.strip()}")
+    # GPU 러너도 예외가 아닙니다. 잠근 꾸러미는 해시로 확인하고, README 명령은 CUDA 빌드의 torch와
+    # 그 nvidia-* 꾸러미(torch가 정확한 버전으로 고정합니다)와 -e .만 더합니다.
+    workflow_env = workflow.get("env") or {}
     for job_id, job in workflow["jobs"].items():
-        if runs_on_self_hosted(job):
-            continue  # GPU 러너는 CUDA용 torch를 받습니다. 해시 단계는 GitHub 호스트 작업에 둡니다.
         job_steps = job.get("steps", [])
-        readme = step_index(job_steps, lambda s: any(INSTALL_HINT in ln for ln in run_of(s)))
+        readme = step_index(job_steps, lambda s: any(README_INSTALL in ln for ln in run_of(s)))
+        if readme is None:
+            continue
         hashed = step_index(job_steps, lambda s: any(HASHED_INSTALL in ln for ln in run_of(s)))
-        if readme is not None and (hashed is None or hashed > readme):
+        if hashed is None or hashed > readme or not unconditional(job_steps[hashed]):
             problems.append(f"{job_id}: README 설치 전에 잠근 꾸러미를 해시로 확인하지 않습니다")
+        # -e .의 빌드 백엔드는 격리된 환경에 새로 받지 않고, 해시로 확인한 잠금의 setuptools입니다.
+        env = {**workflow_env, **(job.get("env") or {}), **(job_steps[readme].get("env") or {})}
+        for name, value in BUILD_BACKEND_ENV.items():
+            if str(env.get(name)) != value:
+                problems.append(
+                    f"{job_id}: README 설치에 {name}={value}가 없습니다: {env.get(name)!r}"
+                )
     return problems
 
 
@@ -669,6 +850,8 @@ def test_results_guard_and_dependency_checks_can_fail():
         assert expected in problems
     job_steps.insert(0, job_steps.pop())  # results/에 복사하기 전
     assert "넣기 전에 검증" in " ".join(publish_validation_problems(gpu))
+    del gpu["jobs"]["open-pr"]["permissions"]  # 쓰기 작업이 없으면 검사할 것이 없다고 실패합니다
+    assert "쓰기 권한) 작업이 없습니다" in " ".join(publish_validation_problems(gpu))
 
     ci = load(WORKFLOWS / "ci.yml")
     del triggers(ci)["pull_request"]
@@ -682,9 +865,19 @@ def test_results_guard_and_dependency_checks_can_fail():
     ci_steps = ci["jobs"]["test"]["steps"]
     ci_steps[:] = [s for s in ci_steps if HASHED_INSTALL not in s.get("run", "")]
     ci_steps.append({"run": "pip install --extra-index-url https://example.org/simple x"})
+    readme_step = next(s for s in ci_steps if README_INSTALL in s.get("run", ""))
+    readme_step["env"] = {"PIP_NO_BUILD_ISOLATION": "1"}  # 이름만 보고 1을 주면 격리가 켜집니다
     problems = " ".join(dependency_source_problems(ci))
     for expected in ("PIP_EXTRA_INDEX_URL", "색인을 직접", "해시로 확인하지 않습니다"):
         assert expected in problems
+    assert "PIP_NO_BUILD_ISOLATION=0가 없습니다" in problems
+    assert "PIP_CHECK_BUILD_DEPENDENCIES=1가 없습니다" in problems
+
+    # GPU 러너의 측정 작업도 해시 단계를 건너뛸 수 없습니다(예전에는 자체 호스팅이라고 빠졌습니다).
+    gpu = load(WORKFLOWS / "gpu-benchmark.yml")
+    measure_steps = gpu["jobs"]["measure"]["steps"]
+    measure_steps[:] = [s for s in measure_steps if HASHED_INSTALL not in s.get("run", "")]
+    assert "measure: README 설치 전에" in " ".join(dependency_source_problems(gpu))
 
 
 def ci_validation_script() -> str:
@@ -693,16 +886,36 @@ def ci_validation_script() -> str:
     return script
 
 
-@pytest.mark.parametrize("planted", [None, "good", "bad"])
+def committed_results(directory: Path = ROOT / "results") -> list[Path]:
+    """검증할 결과 파일들입니다. 하나도 없으면 아무것도 확인하지 못하므로 실패합니다."""
+    files = sorted(directory.glob("*.json"))
+    if not files:
+        pytest.fail(f"{directory}에 결과 파일(*.json)이 없습니다. 확인할 결과 파일이 있어야 합니다")
+    return files
+
+
+def test_committed_results_refuse_an_empty_folder(tmp_path):
+    """`good` 검사가 빈 results/로 저절로 통과하지 않는다는 것을 확인합니다."""
+    with pytest.raises(pytest.fail.Exception, match="결과 파일"):
+        committed_results(tmp_path)
+    (tmp_path / "notes.txt").write_text("결과 파일이 아닙니다")
+    with pytest.raises(pytest.fail.Exception):
+        committed_results(tmp_path)
+
+
+@pytest.mark.parametrize("planted", ["none", "good", "bad"])
 def test_ci_validation_script_passes_good_files_and_stops_on_bad_ones(tmp_path, planted):
-    """CI의 검증 스크립트를 그대로 실행합니다: 결과가 없으면 통과, 틀린 파일은 이름을 짚고 실패."""
+    """CI의 검증 스크립트를 그대로 실행합니다: 커밋된 결과 파일은 모두 통과, 틀린 파일은 이름을 짚고
+    실패, 결과 파일이 하나도 없으면 확인할 것이 없다고 실패합니다."""
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
     (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks")
     results = tmp_path / "results"
     results.mkdir()
+    planted_files = []
     if planted == "good":
-        for path in sorted((ROOT / "results").glob("*.json"))[:1]:
+        for path in committed_results():
             (results / path.name).write_bytes(path.read_bytes())
+            planted_files.append(path.name)
     elif planted == "bad":
         (results / "cpu-bad.json").write_text('{"schema": 1, "device": "<script>"}')
     result = subprocess.run(
@@ -716,5 +929,11 @@ def test_ci_validation_script_passes_good_files_and_stops_on_bad_ones(tmp_path, 
         assert result.returncode != 0
         assert "cpu-bad.json" in result.stderr
         assert "Traceback" not in result.stderr
+    elif planted == "none":
+        assert result.returncode != 0, result.stdout
+        assert "결과 파일" in result.stderr and "Traceback" not in result.stderr
     else:
         assert result.returncode == 0, result.stderr
+        # 검증기가 파일마다 이름을 남깁니다. 아무 파일도 읽지 않고 통과하지 않았는지 확인합니다.
+        for name in planted_files:
+            assert name in result.stdout + result.stderr
