@@ -152,15 +152,6 @@ def run_scripts(workflow: dict):
             yield job_id, step["run"]
 
 
-def run_lines(workflow: dict, job_id: str | None = None) -> list[str]:
-    return [
-        line.strip()
-        for job, script in run_scripts(workflow)
-        if job_id in (None, job)
-        for line in script.splitlines()
-    ]
-
-
 def unpinned_uses(text: str) -> list[str]:
     """SHA 40자리로 고정되지 않았거나 버전 주석(`# v1.2.3`)이 없는 `uses:`를 돌려줍니다."""
     problems = []
@@ -634,9 +625,23 @@ def readme_test_command() -> str:
     return command
 
 
+def running_lines(workflow: dict, job_id: str | None = None) -> list[str]:
+    """조건 없이(`if:` 없음), 실패를 무시하지 않고(`continue-on-error` 없음) 도는 단계의 run 줄.
+
+    README 명령이 `if: false`인 단계에 있거나 실패를 무시하면, 글자는 같아도 CI가 그 명령을
+    확인하지 않습니다.
+    """
+    return [
+        line.strip()
+        for job, step in steps(workflow)
+        if job_id in (None, job) and "run" in step and unconditional(step)
+        for line in step["run"].splitlines()
+    ]
+
+
 def test_ci_runs_the_readme_test_command_verbatim():
     workflow = load(WORKFLOWS / "ci.yml")
-    assert readme_test_command() in run_lines(workflow)
+    assert readme_test_command() in running_lines(workflow)
 
 
 def test_gpu_benchmark_runs_the_readme_gpu_command_verbatim_on_the_gpu_runner():
@@ -644,21 +649,54 @@ def test_gpu_benchmark_runs_the_readme_gpu_command_verbatim_on_the_gpu_runner():
     assert "--gpu" in command and "\n" not in command
     workflow = load(WORKFLOWS / "gpu-benchmark.yml")
     (measure,) = [job_id for job_id, job in workflow["jobs"].items() if runs_on_self_hosted(job)]
-    assert command in run_lines(workflow, measure)
+    assert command in running_lines(workflow, measure)
 
 
 def test_docs_runs_the_readme_install_part_and_a_strict_build():
     serve = readme_bash_blocks()[0]
     install, _, last = serve.rpartition(" && ")
     assert last == ".venv/bin/mkdocs serve"
-    lines = run_lines(load(WORKFLOWS / "docs.yml"))
+    lines = running_lines(load(WORKFLOWS / "docs.yml"))
     assert install in lines
     assert ".venv/bin/mkdocs build --strict" in lines
 
 
+def test_readme_command_checks_can_fail():
+    """README 명령이 조건부 단계나 실패를 무시하는 단계에 있으면 찾지 못합니다."""
+    workflow = load(WORKFLOWS / "ci.yml")
+    step = next(s for _, s in steps(workflow) if readme_test_command() in s.get("run", ""))
+    step["if"] = "false"
+    assert readme_test_command() not in running_lines(workflow)
+    del step["if"]
+    step["continue-on-error"] = True
+    assert readme_test_command() not in running_lines(workflow)
+
+
+def ci_run_problems(text: str) -> list[str]:
+    """`.ci/run`이 README의 테스트 명령으로 끝나고, 그 앞에서 멈추거나 실패를 삼키지 않는지."""
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    problems = []
+    if "set -euo pipefail" not in lines:
+        problems.append("set -euo pipefail이 없습니다(앞 단계의 실패가 묻힙니다)")
+    if not lines or lines[-1] != readme_test_command():
+        problems.append(f"마지막 줄이 README의 테스트 명령이 아닙니다: {lines[-1:]!r}")
+    if any(re.match(r"exit\b", line) for line in lines[:-1]):
+        problems.append("README 명령 앞에 exit가 있습니다")
+    return problems
+
+
 def test_ci_run_script_ends_with_the_readme_test_command():
-    lines = [line for line in (ROOT / ".ci" / "run").read_text().splitlines() if line.strip()]
-    assert lines[-1] == readme_test_command()
+    assert ci_run_problems((ROOT / ".ci" / "run").read_text(encoding="utf-8")) == []
+
+
+def test_ci_run_check_can_fail():
+    text = (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    broken = text.replace("set -euo pipefail\n", "").replace(
+        readme_test_command(), "exit 0\n" + readme_test_command().replace(" -e .", "")
+    )
+    problems = " ".join(ci_run_problems(broken))
+    for expected in ("set -euo pipefail", "마지막 줄", "exit"):
+        assert expected in problems
 
 
 # ---------------------------------------------------------------------------
