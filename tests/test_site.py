@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import re
 import subprocess
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -17,7 +19,8 @@ from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
 FENCE = re.compile(
-    r"^(?P<indent>[ \t]*)```(?P<lang>\w*)[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S
+    r"^(?P<indent>[ \t]*)```(?P<lang>\w*)(?P<attrs>[^\n]*)\n(?P<body>.*?)^(?P=indent)```",
+    re.M | re.S,
 )
 # 히라가나, 가타카나, 반각 가타카나, 한자(CJK 통합 한자): 한국어 본문에는 어느 것도 쓰지 않습니다.
 JAPANESE = re.compile(r"[\u3040-\u30ff\u31f0-\u31ff\uff66-\uff9f\u4e00-\u9fff]")
@@ -110,49 +113,179 @@ def test_headings_carry_fixed_english_anchors(page):
         assert re.search(r"\{ #[a-z0-9-]+ \}$", heading), f"{page_id(page)}: {heading}"
 
 
-def copied_blocks():
-    """페이지의 Python 코드 블록을 독자가 복사했을 때의 모습 그대로 돌려줍니다."""
-    for page in PAGES:
-        text = page.read_text(encoding="utf-8")
-        for number, fence in enumerate(FENCE.finditer(text), 1):
-            if fence["lang"] != "python":
-                continue
-            parts = []
-            for target in INCLUDE.findall(fence["body"]):
-                path, _, section = target.partition(":")
-                source = (ROOT / path).read_text(encoding="utf-8")
-                parts.append(section_lines(source, section) if section else source)
-            yield f"{page_id(page)}#{number}", "\n".join(parts)
+# 독자가 따로 복사해 가도 되는 블록의 제목: ```python title="따로 복사해도 실행됩니다"
+ALONE = "따로 복사해도 실행됩니다"
 
 
-RUN_BLOCKS = """
-import json, sys, traceback
+@dataclass(frozen=True)
+class Block:
+    """페이지의 Python 코드 블록 하나를 독자가 복사했을 때의 모습입니다."""
+
+    name: str  # "tips/04-create-on-device.md 블록 2"
+    code: str
+    alone: bool  # 제목이 ALONE이면 이 블록만 빈 파일에 붙여 넣어도 실행되어야 합니다
+
+
+def python_blocks(markdown: str, name: str, root: Path = ROOT) -> list[Block]:
+    """페이지의 Python 블록을 페이지 순서대로(탭도 보이는 순서대로) 돌려줍니다."""
+    blocks = []
+    fences = [fence for fence in FENCE.finditer(markdown) if fence["lang"] == "python"]
+    for number, fence in enumerate(fences, 1):
+        parts = []
+        for target in INCLUDE.findall(fence["body"]):
+            path, _, section = target.partition(":")
+            source = (root / path).read_text(encoding="utf-8")
+            parts.append(section_lines(source, section) if section else source)
+        alone = f'title="{ALONE}"' in fence["attrs"]
+        blocks.append(Block(f"{name} 블록 {number}", "\n".join(parts), alone))
+    return blocks
+
+
+def page_blocks() -> dict[str, list[Block]]:
+    pages = {page_id(page): python_blocks(page.read_text("utf-8"), page_id(page)) for page in PAGES}
+    return {name: blocks for name, blocks in pages.items() if blocks}
+
+
+# 페이지마다 블록을 노트북의 셀처럼 위에서 아래로 한 이름 공간에서 실행하고, 따로 복사해도 된다고
+# 적은 블록은 새 이름 공간에서 한 번 더 실행합니다. 실패한 블록 뒤의 블록은 그 블록에 기대므로
+# 실행하지 않습니다. 모든 페이지를 한 프로세스에서 실행해 torch를 한 번만 import합니다.
+RUN_PAGES = """
+import importlib.abc, json, sys, traceback
+
+class NoRepository(importlib.abc.MetaPathFinder):
+    # 저장소는 편집 가능 설치(-e .)라서 어느 폴더에서나 import됩니다. 독자의 컴퓨터에는 없습니다.
+    def find_spec(self, name, path=None, target=None):
+        if name.partition(".")[0] in {"snippets", "guide", "benchmarks", "hooks", "tests"}:
+            raise ModuleNotFoundError(f"저장소의 {name}은 독자에게 없습니다", name=name)
+
+sys.meta_path.insert(0, NoRepository())
 failures = {}
-for name, code in json.load(sys.stdin).items():
-    try:
-        exec(compile(code, name, "exec"), {"__name__": "copied_block"})
-    except BaseException:
-        failures[name] = traceback.format_exc(limit=2)
+
+def run(cells):
+    namespace = {"__name__": "copied_block"}
+    for name, code in cells:
+        try:
+            exec(compile(code, name, "exec"), namespace)
+        except BaseException:
+            failures[name] = traceback.format_exc(limit=-3)
+            return
+
+for page in json.load(sys.stdin):
+    run(page["cells"])
+    for name, code in page["alone"]:
+        run([(name + " (따로 복사)", code)])
 print(json.dumps(failures, ensure_ascii=False))
 """
 
 
-def test_every_code_block_runs_when_copied_into_an_empty_file(tmp_path):
-    blocks = dict(copied_blocks())
-    assert len(blocks) >= 14
-    # 저장소 밖의 빈 폴더에서 실행합니다. snippets 패키지를 몰래 import할 수 없습니다.
+def run_pages(pages: dict[str, list[Block]], cwd: Path) -> dict[str, str]:
+    """{실패한 블록 이름: traceback}. 저장소 밖의 빈 폴더에서, 저장소 패키지 없이 실행합니다."""
+    payload = [
+        {
+            "cells": [(block.name, block.code) for block in blocks],
+            "alone": [(block.name, block.code) for block in blocks if block.alone],
+        }
+        for blocks in pages.values()
+    ]
     result = subprocess.run(
-        [sys.executable, "-c", RUN_BLOCKS],
-        input=json.dumps(blocks),
-        cwd=tmp_path,
+        [sys.executable, "-c", RUN_PAGES],
+        input=json.dumps(payload),
+        cwd=cwd,
         env={**os.environ, "PYTHONPATH": ""},
         capture_output=True,
         text=True,
         timeout=300,
     )
     assert result.returncode == 0, result.stderr
-    failures = json.loads(result.stdout.strip().splitlines()[-1])
-    assert failures == {}
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def repeated_imports(blocks: list[Block]) -> list[str]:
+    """페이지의 블록 전체에서 두 번 이상 나오는 맨 위 수준의 import(이름 하나 단위)."""
+    seen: dict[str, int] = {}
+    for block in blocks:
+        for node in ast.parse(block.code).body:
+            if isinstance(node, ast.Import):
+                names = [f"import {ast.unparse(alias)}" for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                module = "." * node.level + (node.module or "")
+                names = [f"from {module} import {ast.unparse(alias)}" for alias in node.names]
+            else:
+                continue
+            for imported in names:
+                seen[imported] = seen.get(imported, 0) + 1
+    return [imported for imported, count in seen.items() if count > 1]
+
+
+def test_every_page_runs_top_to_bottom_like_a_notebook(tmp_path):
+    pages = page_blocks()
+    assert len(pages) >= 14
+    assert run_pages(pages, tmp_path) == {}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=page_id)
+def test_each_import_appears_once_on_a_page(page):
+    # import는 그것이 처음 필요한 블록에 한 번만 둡니다. 뒤의 블록은 가르치는 코드만 보여 줍니다.
+    blocks = python_blocks(page.read_text(encoding="utf-8"), page_id(page))
+    assert repeated_imports(blocks) == []
+
+
+PLANTED = """\
+# --8<-- [start:imports]
+import math
+# --8<-- [end:imports]
+# --8<-- [start:radius]
+RADIUS = 2.0
+# --8<-- [end:radius]
+# --8<-- [start:area]
+AREA = math.pi * RADIUS**2
+# --8<-- [end:area]
+# --8<-- [start:typo]
+AREA = math.pi * RADUIS**2
+# --8<-- [end:typo]
+# --8<-- [start:repository]
+from snippets import tip4_create_on_device
+# --8<-- [end:repository]
+"""
+
+
+def planted_page(*blocks: tuple[str, ...], title: str = "") -> str:
+    """구역 이름들의 블록으로 페이지를 만듭니다. 마지막 블록에 title을 붙일 수 있습니다."""
+    fences = []
+    for number, sections in enumerate(blocks, 1):
+        header = f' title="{title}"' if title and number == len(blocks) else ""
+        includes = "".join(f'--8<-- "snippets/planted.py:{section}"\n' for section in sections)
+        fences.append(f"```python{header}\n{includes}```\n")
+    return "\n본문입니다.\n\n".join(fences)
+
+
+def test_page_checks_can_fail(tmp_path):
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "planted.py").write_text(PLANTED, encoding="utf-8")
+    pages = {
+        name: python_blocks(markdown, name, root=tmp_path)
+        for name, markdown in {
+            "good": planted_page(("imports", "radius"), ("area",)),
+            # 둘째 블록이 어디에도 정의되지 않은 이름을 씁니다.
+            "typo": planted_page(("imports", "radius"), ("typo",), ("area",)),
+            # 앞 블록의 이름에 기대는 블록을 "따로 복사해도 실행됩니다"라고 적었습니다.
+            "alone": planted_page(("imports", "radius"), ("area",), title=ALONE),
+            # 독자에게는 없는 저장소 패키지를 import합니다.
+            "repository": planted_page(("repository",)),
+        }.items()
+    }
+    assert [block.alone for block in pages["alone"]] == [False, True]
+    failures = run_pages(pages, tmp_path)
+    assert sorted(failures) == ["alone 블록 2 (따로 복사)", "repository 블록 1", "typo 블록 2"]
+    assert "NameError: name 'RADUIS'" in failures["typo 블록 2"]
+    assert "NameError: name 'math'" in failures["alone 블록 2 (따로 복사)"]
+    assert "ModuleNotFoundError" in failures["repository 블록 1"]
+    # 같은 import가 두 블록에 있으면 잡고, 한 번이면 통과합니다.
+    repeated = python_blocks(
+        planted_page(("imports", "radius"), ("imports", "area")), "x", tmp_path
+    )
+    assert repeated_imports(repeated) == ["import math"]
+    assert repeated_imports(pages["good"]) == []
 
 
 EXTERNAL_RESOURCE = re.compile(
