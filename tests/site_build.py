@@ -21,8 +21,13 @@ def mkdocs_build(project: Path, site_dir: Path, **env: str) -> subprocess.Comple
 
 
 def copy_project(destination: Path) -> Path:
-    """사이트를 빌드하는 데 필요한 것만 복사합니다. 복사본을 고쳐 빌드가 실패하는지 볼 때 씁니다."""
-    for name in ("docs", "snippets", "hooks", "overrides", "benchmarks", "results", "guide"):
+    """사이트를 빌드하는 데 필요한 것만 복사합니다. 복사본을 고쳐 빌드가 실패하는지 볼 때 씁니다.
+
+    tests/도 복사합니다. 페이지의 "(✓ 테스트: …)" 표시가 가리키는 테스트가 있는지 빌드가
+    확인하기 때문입니다(hooks/marks.py).
+    """
+    names = ("docs", "snippets", "hooks", "overrides", "benchmarks", "results", "guide", "tests")
+    for name in names:
         if (ROOT / name).is_dir():
             shutil.copytree(
                 ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
