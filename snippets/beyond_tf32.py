@@ -1,7 +1,8 @@
 """더 나아가기 4: TF32와 `fp32_precision`.
 
 fp32 행렬 곱을 TF32 텐서 코어로 계산하게 하는 설정입니다. 기본값은 행렬 곱(cuBLAS)에서는 꺼져 있고,
-cuDNN 합성곱에서는 켜져 있습니다. torch 2.13의 `fp32_precision` API로 읽고 바꿉니다.
+cuDNN 합성곱에서는 켜져 있습니다. 프로그램 전체에 켤 때는 옛 API로 설정을 읽는 라이브러리(Lightning,
+Inductor)도 함께 돌도록 `torch.set_float32_matmul_precision("high")`을 씁니다.
 
 실행: `python snippets/beyond_tf32.py [--device auto|cpu|cuda]`
 """
@@ -9,9 +10,9 @@ cuDNN 합성곱에서는 켜져 있습니다. torch 2.13의 `fp32_precision` API
 # --8<-- [start:imports]
 import torch
 import torch.nn.functional as F
-from torch.utils.benchmark import Timer
 
 # --8<-- [end:imports]
+from torch.utils.benchmark import Timer
 
 
 # --8<-- [start:defaults]
@@ -21,6 +22,7 @@ def fp32_settings():
         "행렬 곱(cuBLAS)": torch.backends.cuda.matmul.fp32_precision,
         "합성곱(cuDNN)": torch.backends.cudnn.conv.fp32_precision,
         "RNN(cuDNN)": torch.backends.cudnn.rnn.fp32_precision,
+        "행렬 곱(oneDNN, CPU)": torch.backends.mkldnn.matmul.fp32_precision,
     }
 
 
@@ -76,22 +78,54 @@ def conv_tf32(x, weight):
 
 
 # --8<-- [start:whole_program]
-def enable_tf32_everywhere():
-    """프로그램 처음에 한 번 부릅니다. 새 API 하나로만 씁니다(옛 API와 섞지 않습니다)."""
-    torch.backends.cuda.matmul.fp32_precision = "tf32"
-    torch.backends.cudnn.conv.fp32_precision = "tf32"
+def enable_tf32():
+    """프로그램 처음에 한 번 부릅니다. 행렬 곱의 새 설정(fp32_precision)이 "tf32"가 되고,
+    옛 API로 설정을 읽는 Lightning과 Inductor도 그대로 돕니다. 합성곱은 이미 TF32가 기본입니다."""
+    torch.set_float32_matmul_precision("high")
 
 
 # --8<-- [end:whole_program]
 
 
 # --8<-- [start:mixed_api]
-def read_legacy_flag():
-    """옛 API로 행렬 곱의 TF32 설정을 읽습니다. 새 API로 바꾼 뒤라면 RuntimeError가 납니다."""
-    return torch.backends.cuda.matmul.allow_tf32
+def enable_tf32_new_api():
+    """새 API로만 켭니다. 이 뒤에 옛 API로 설정을 읽는 코드는 모두 RuntimeError로 멈춥니다."""
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+
+
+def read_legacy_precision():
+    """옛 API로 설정을 읽습니다. Lightning의 Trainer와 Inductor의 autotuning이 이렇게 읽습니다."""
+    return torch.get_float32_matmul_precision()
 
 
 # --8<-- [end:mixed_api]
+
+
+# --8<-- [start:cpu_bf16]
+def matmul_cpu_ieee(a, b):
+    """CPU(oneDNN)의 fp32 행렬 곱을 IEEE fp32 그대로 계산합니다(CPU의 기본 동작)."""
+    previous = torch.backends.mkldnn.matmul.fp32_precision
+    torch.backends.mkldnn.matmul.fp32_precision = "ieee"
+    try:
+        return a @ b
+    finally:
+        torch.backends.mkldnn.matmul.fp32_precision = previous
+
+
+def matmul_cpu_bf16(a, b):
+    """같은 fp32 행렬 곱을 CPU(oneDNN)에서 속으로 bf16으로 계산합니다(PyTorch 2.9부터).
+
+    AVX512-BF16이나 AMX가 있는 CPU에서만 빨라집니다. 그런 명령이 없으면 fp32 그대로 계산합니다.
+    """
+    previous = torch.backends.mkldnn.matmul.fp32_precision
+    torch.backends.mkldnn.matmul.fp32_precision = "bf16"
+    try:
+        return a @ b
+    finally:
+        torch.backends.mkldnn.matmul.fp32_precision = previous
+
+
+# --8<-- [end:cpu_bf16]
 
 
 def make_inputs(device, n=1024, channels=64, size=32, batch_size=8, seed=0):
@@ -108,32 +142,36 @@ def relative_error(actual, expected):
     return ((actual - expected).norm() / expected.norm()).item()
 
 
+def compare(label, slow, fast, args):
+    """느린 함수와 빠른 함수의 시간과 상대 오차를 출력합니다. Timer는 CUDA를 동기화합니다."""
+    error = relative_error(fast(*args), slow(*args))
+    slow_s = Timer("f(*args)", globals={"f": slow, "args": args}).blocked_autorange().median
+    fast_s = Timer("f(*args)", globals={"f": fast, "args": args}).blocked_autorange().median
+    print(
+        f"{label}: {slow.__name__} {slow_s * 1e3:.3f} ms, {fast.__name__} {fast_s * 1e3:.3f} ms "
+        f"({slow_s / fast_s:.2f}배), 상대 오차 {error:.1e}"
+    )
+    return error
+
+
 def main(device="cpu"):
     device = torch.device(device)
     print(f"장치: {device}")
     for name, value in fp32_settings().items():
         print(f"기본 설정 {name}: {value!r}")
-    print(f"옛 API로 읽은 값: 행렬 곱 allow_tf32={torch.backends.cuda.matmul.allow_tf32}, "
-          f"cuDNN allow_tf32={torch.backends.cudnn.allow_tf32}")  # fmt: skip
+    print(f"옛 API로 읽은 값: torch.get_float32_matmul_precision() = {read_legacy_precision()!r}")
     (a, b), (x, weight) = make_inputs(device, n=2048 if device.type == "cuda" else 256)
-    pairs = {
-        "행렬 곱": (matmul_ieee, matmul_tf32, (a, b)),
-        "합성곱": (conv_ieee, conv_tf32, (x, weight)),
-    }
-    for label, (slow, fast, args) in pairs.items():
-        error = relative_error(fast(*args), slow(*args))
-        slow_s = Timer("f(*args)", globals={"f": slow, "args": args}).blocked_autorange().median
-        fast_s = Timer("f(*args)", globals={"f": fast, "args": args}).blocked_autorange().median
+    compare("행렬 곱", matmul_ieee, matmul_tf32, (a, b))
+    compare("합성곱", conv_ieee, conv_tf32, (x, weight))
+    if device.type != "cpu":
+        return
+    print("CPU에는 TF32가 없어 위의 두 설정이 똑같이 계산합니다.")
+    print("CPU에서 같은 일을 하는 설정은 oneDNN의 bf16입니다:")
+    if compare("CPU 행렬 곱", matmul_cpu_ieee, matmul_cpu_bf16, (a, b)) == 0:
         print(
-            f"{label}: ieee {slow_s * 1e3:.3f} ms, tf32 {fast_s * 1e3:.3f} ms "
-            f"({slow_s / fast_s:.2f}배), 상대 오차 {error:.1e}"
+            "이 CPU에는 bf16 행렬 곱 명령(AVX512-BF16, AMX)이 없어 이 설정도 바꾸는 것이 없습니다."
         )
-    if device.type == "cpu":
-        print(
-            "CPU에서는 이 설정이 아무것도 바꾸지 않습니다. "
-            "TF32는 NVIDIA GPU(Ampere 이후)의 형식입니다."
-        )
-        print("차이를 보려면 CUDA GPU가 있는 컴퓨터에서 `--device cuda`로 실행하세요.")
+    print("TF32를 보려면 CUDA GPU가 있는 컴퓨터에서 `--device cuda`로 실행하세요.")
 
 
 if __name__ == "__main__":
