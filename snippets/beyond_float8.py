@@ -1,6 +1,7 @@
-"""더 나아가기: float8 학습(torchao).
+"""더 나아가기 12: float8 학습(torchao).
 
-Hopper(H100, H200)와 Ada(RTX 4090, L4, L40S) GPU는 float8 행렬 곱을 bf16의 두 배 속도로 합니다.
+계산 능력 8.9 이상의 NVIDIA GPU(Ada, Hopper, Blackwell)와 AMD MI300X는 float8 행렬 곱을 bf16의 두 배
+속도로 합니다.
 torchao의 `convert_to_float8_training`은 `nn.Linear`를 float8로 계산하는 층으로 바꿉니다. 텐서마다
 배율(scale)을 구해 float8로 바꾸는 일이 덧붙으므로, 행렬이 작으면 오히려 느립니다.
 
@@ -11,11 +12,10 @@ torchao는 GPU 경로 안에서만 import합니다. 그래서 이 파일은 torc
 """
 
 # --8<-- [start:imports]
-import time
-
 import torch
 
 # --8<-- [end:imports]
+from torch.utils.benchmark import Timer
 
 
 # --8<-- [start:setup]
@@ -43,10 +43,15 @@ def train_step(model, optimizer, x):
 
 
 def linear_flops(model, tokens):
-    """학습 스텝 한 번의 행렬 곱 연산 수: 순전파 2·토큰·입력·출력, 역전파는 그 두 배."""
+    """학습 스텝 한 번의 행렬 곱 연산 수(곱셈과 덧셈을 따로 셉니다).
+
+    Linear 하나의 행렬 곱은 세 번입니다: 출력, 가중치의 변화도, 입력의 변화도(각 2·토큰·입력·출력).
+    첫 Linear의 입력은 데이터라 변화도가 필요 없어서, 그 Linear의 입력 변화도는 계산하지 않습니다.
+    """
     # torchao의 Float8Linear도 nn.Linear의 하위 클래스라서 함께 셉니다.
     linears = [m for m in model.modules() if isinstance(m, torch.nn.Linear)]
-    return sum(6 * tokens * m.in_features * m.out_features for m in linears)
+    per_matmul = [2 * tokens * m.in_features * m.out_features for m in linears]
+    return 3 * sum(per_matmul) - per_matmul[0]
 
 
 # --8<-- [end:setup]
@@ -57,15 +62,16 @@ def float8_support(device):
     """이 장치에서 float8 학습을 쓸 수 있으면 None, 없으면 그 이유(한국어)를 돌려줍니다."""
     if device.type != "cuda":
         return (
-            "float8 학습에는 CUDA GPU가 필요합니다. float8 행렬 곱은 Hopper(H100, H200)나 "
-            "Ada(RTX 4090, L4, L40S) GPU의 텐서 코어에서만 빠릅니다."
+            "float8 학습에는 CUDA GPU가 필요합니다. float8 행렬 곱은 계산 능력 8.9 이상의 "
+            "NVIDIA GPU(Ada, Hopper, Blackwell)와 AMD MI300X의 텐서 코어에서만 빠릅니다."
         )
     major, minor = torch.cuda.get_device_capability(device)
     if (major, minor) < (8, 9):
         name = torch.cuda.get_device_name(device)
         return (
             f"{name}(계산 능력 {major}.{minor})에는 float8 텐서 코어가 없습니다. "
-            "계산 능력 8.9(Ada) 이상, 예를 들어 H100, H200, RTX 4090, L4가 필요합니다."
+            "A100을 포함한 Ampere 이하의 GPU는 쓸 수 없고, 계산 능력 8.9 이상"
+            "(RTX 4090, L4, H100, H200, B200 등)이 필요합니다."
         )
     try:
         import torchao  # noqa: F401
@@ -112,18 +118,6 @@ def float8_model(model, compile=True):
 # --8<-- [end:fast]
 
 
-def step_seconds(model, optimizer, x, steps=10):
-    """워밍업(컴파일 포함) 뒤 스텝 steps번의 평균 시간입니다. GPU가 끝날 때까지 기다려 잽니다."""
-    for _ in range(3):
-        train_step(model, optimizer, x)
-    torch.cuda.synchronize()
-    started = time.perf_counter()
-    for _ in range(steps):
-        train_step(model, optimizer, x)
-    torch.cuda.synchronize()
-    return (time.perf_counter() - started) / steps
-
-
 def main(device="cpu"):
     device = torch.device(device)
     reason = float8_support(device)
@@ -135,14 +129,19 @@ def main(device="cpu"):
         x = make_inputs(tokens, dim).to(device)
         times = {}
         for label, wrap in [("bf16", bf16_model), ("float8", float8_model)]:
+            print(f"dim {dim}: {label} 모델을 컴파일하고 재는 중입니다(첫 호출이 오래 걸립니다)...")
             model = wrap(make_model(dim, hidden).to(device))
             optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
-            times[label] = step_seconds(model, optimizer, x)
+            train_step(model, optimizer, x)  # 컴파일은 여기서 끝납니다.
+            timer = Timer(
+                "f(m, o, x)", globals={"f": train_step, "m": model, "o": optimizer, "x": x}
+            )
+            times[label] = timer.blocked_autorange(min_run_time=0.5).median
         ratio = times["bf16"] / times["float8"]
         verdict = "빠릅니다" if ratio > 1 else "느립니다"
         print(
             f"dim {dim}, hidden {hidden}, 토큰 {tokens}: bf16 {times['bf16'] * 1e3:.2f} ms, "
-            f"float8 {times['float8'] * 1e3:.2f} ms → float8이 {ratio:.2f}배로 {verdict}"
+            f"float8 {times['float8'] * 1e3:.2f} ms, float8이 {ratio:.2f}배로 {verdict}"
         )
 
 

@@ -9,6 +9,7 @@ import importlib.util
 
 import pytest
 import torch
+from torch.utils.flop_counter import FlopCounterMode
 
 from snippets import beyond_float8 as f8
 
@@ -47,27 +48,51 @@ def test_layers_not_divisible_by_16_stay_linear():
 
 
 @pytest.mark.parametrize(("dim", "hidden", "layers"), [(16, 32, 1), (64, 256, 2)])
-def test_train_step_and_flops_in_bf16(dim, hidden, layers):
+def test_train_step_in_bf16(dim, hidden, layers):
     model = f8.make_model(dim, hidden, layers)
     x = f8.make_inputs(8, dim)
     loss = f8.train_step(model, torch.optim.SGD(model.parameters(), lr=1e-3), x)
     assert loss.dtype == torch.float32 and torch.isfinite(loss)
     assert all(p.dtype == torch.bfloat16 for p in model.parameters())
-    assert f8.linear_flops(model, 8) == 6 * 8 * 2 * dim * hidden * layers
+
+
+@pytest.mark.parametrize(
+    ("dim", "hidden", "layers", "tokens"), [(16, 32, 1, 8), (64, 256, 2, 8), (48, 80, 3, 5)]
+)
+def test_linear_flops_matches_torchs_flop_counter(dim, hidden, layers, tokens):
+    # 공식을 다시 적지 않고, PyTorch의 FlopCounterMode가 실제로 실행된 행렬 곱을 센 값과 비교합니다.
+    model = f8.make_model(dim, hidden, layers, dtype=torch.float32)
+    x = f8.make_inputs(tokens, dim, dtype=torch.float32)
+    with FlopCounterMode(display=False) as counter:
+        model(x).float().pow(2).mean().backward()
+    assert f8.linear_flops(model, tokens) == counter.get_total_flops()
 
 
 def test_cpu_is_not_supported_with_a_korean_reason():
     reason = f8.float8_support(torch.device("cpu"))
-    assert "CUDA GPU가 필요합니다" in reason and "Hopper" in reason
+    assert "CUDA GPU가 필요합니다" in reason and "계산 능력 8.9 이상" in reason
+    assert "Ada, Hopper, Blackwell" in reason
     with pytest.raises(SystemExit, match="이 예제는 CUDA GPU가 필요합니다"):
         f8.require_float8(torch.device("cpu"))
 
 
-def test_old_gpus_are_not_supported(monkeypatch):
-    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
-    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA A100")
+@pytest.mark.parametrize(
+    ("name", "capability"), [("NVIDIA A100", (8, 0)), ("NVIDIA GeForce RTX 3090", (8, 6))]
+)
+def test_ampere_and_older_gpus_are_not_supported(monkeypatch, name, capability):
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: name)
     reason = f8.float8_support(torch.device("cuda"))
-    assert "A100(계산 능력 8.0)" in reason and "8.9" in reason
+    assert f"{name}(계산 능력 {capability[0]}.{capability[1]})" in reason
+    assert "A100을 포함한 Ampere 이하" in reason and "8.9 이상" in reason
+
+
+@pytest.mark.parametrize("capability", [(8, 9), (9, 0), (10, 0)])  # Ada, Hopper, Blackwell
+def test_ada_hopper_and_blackwell_pass_the_hardware_check(monkeypatch, capability):
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    monkeypatch.setitem(__import__("sys").modules, "torchao", None)
+    # 하드웨어 검사를 지나 다음 조건(torchao)에서 멈춥니다.
+    assert f8.float8_support(torch.device("cuda")).startswith("torchao가 설치되어 있지 않습니다")
 
 
 def test_missing_torchao_is_explained(monkeypatch):
