@@ -12,9 +12,10 @@ import math
 import torch
 import torch.nn.functional as F
 from torch.nn.attention import SDPBackend, sdpa_kernel
-from torch.utils.benchmark import Timer
+from torch.nn.attention.bias import causal_lower_right
 
 # --8<-- [end:imports]
+from torch.utils.benchmark import Timer
 
 
 # --8<-- [start:slow]
@@ -36,11 +37,29 @@ def attention_by_hand(q, k, v):
 
 # --8<-- [start:fast]
 def attention_sdpa(q, k, v):
-    """같은 계산을 SDPA 한 줄로 합니다(빠른 방식). is_causal=True면 마스크 텐서가 필요 없습니다."""
+    """같은 계산을 SDPA 한 줄로 합니다(빠른 방식). is_causal=True면 마스크 텐서가 필요 없습니다.
+
+    is_causal=True는 q와 k의 길이가 같을 때(학습의 셀프 어텐션)만 맞습니다. 길이가 다르면
+    아래 attention_with_cache를 씁니다.
+    """
     return F.scaled_dot_product_attention(q, k, v, is_causal=True)
 
 
 # --8<-- [end:fast]
+
+
+# --8<-- [start:kv_cache]
+def attention_with_cache(q, k, v):
+    """q가 k, v보다 짧을 때(KV 캐시 디코딩, 청크 단위 프리필)의 인과 어텐션입니다.
+
+    새 토큰들은 캐시의 끝에 있으므로 마스크를 오른쪽 아래에 맞춥니다. is_causal=True는 마스크를
+    왼쪽 위에 맞춰서, 길이가 다르면 오류 없이 틀린 답을 냅니다.
+    """
+    mask = causal_lower_right(q.size(-2), k.size(-2))
+    return F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+
+# --8<-- [end:kv_cache]
 
 
 # --8<-- [start:mask]
@@ -76,6 +95,11 @@ def kernel_used(attention, q, k, v):
         if marker in node:
             return name
     return "math"
+
+
+def kernel_priority():
+    """SDPA가 커널을 시험하는 기본 순서입니다. 입력이 조건에 맞는 첫 커널을 씁니다."""
+    return [SDPBackend(i).name for i in torch._C._get_sdp_priority_order()]
 
 
 def with_backend(backend, attention):
@@ -126,6 +150,7 @@ def main(device="cpu"):
     seq_len = 1024 if device.type == "cuda" else 256
     q, k, v, grad_out = make_inputs(device, batch=4, heads=8, seq_len=seq_len, dtype=dtype)
     print(f"장치: {device}, dtype: {dtype}, 모양(배치, 헤드, 길이, 헤드 차원): {tuple(q.shape)}")
+    print(f"커널을 시험하는 기본 순서: {' → '.join(kernel_priority())}")
     variants = {
         "손으로 쓴 어텐션": attention_by_hand,
         "SDPA is_causal=True": attention_sdpa,
@@ -147,6 +172,15 @@ def main(device="cpu"):
             f"{label}: 순전파+역전파 {seconds * 1e3:.2f} ms "
             f"(손으로 쓴 것 대비 {base_s / seconds:.2f}배){kernel}"
         )
+    with torch.no_grad():
+        full = attention_sdpa(q, k, v)[..., -1:, :]
+        new_token = q[..., -1:, :]  # KV 캐시로 마지막 토큰 하나만 계산합니다.
+        cached = (attention_with_cache(new_token, k, v) - full).abs().max().item()
+        causal = (attention_sdpa(new_token, k, v) - full).abs().max().item()
+    print(
+        f"새 토큰 하나(KV 캐시): causal_lower_right와 전체 계산의 차이 {cached:.1e}, "
+        f"is_causal=True와의 차이 {causal:.1e}(틀린 답)"
+    )
     try:
         with_backend(SDPBackend.FLASH_ATTENTION, attention_sdpa_with_mask)(q, k, v)
         print("flash 커널만 허용해도 attn_mask가 있는 호출이 실행됩니다.")

@@ -4,6 +4,7 @@
 import pytest
 import torch
 from torch.nn.attention import SDPBackend
+from torch.utils.flop_counter import FlopCounterMode
 
 from snippets import beyond_sdpa as sdpa
 from tests.site_build import page_quotes
@@ -85,14 +86,60 @@ def test_explicit_mask_rules_out_flash_on_cuda():
         flash_only(q, k, v)
 
 
-def test_attention_flops_counts_both_matmuls_three_times():
-    assert sdpa.attention_flops(1, 1, 2, 3) == 3 * 2 * 2 * (2 * 2 * 3)
-    from torch.utils.flop_counter import FlopCounterMode
-
-    q, k, v, grad_out = sdpa.make_inputs("cpu", 2, 3, 16, 8)
+@pytest.mark.parametrize("shape", [(2, 3, 16, 8), (1, 2, 33, 4)])
+def test_attention_flops_matches_torchs_flop_counter(shape):
+    # 공식을 다시 적지 않고 FlopCounterMode가 실제로 실행된 행렬 곱을 센 값과 비교합니다.
+    q, k, v, grad_out = sdpa.make_inputs("cpu", *shape)
     with FlopCounterMode(display=False) as counter:
         sdpa.forward_backward(sdpa.attention_by_hand, q, k, v, grad_out)
-    assert counter.get_total_flops() == sdpa.attention_flops(2, 3, 16, 8)
+    assert counter.get_total_flops() == sdpa.attention_flops(*shape)
+
+
+def test_default_kernel_priority_is_flash_efficient_math_then_cudnn():
+    # math는 언제나 쓸 수 있으므로, 그 뒤에 있는 cuDNN 커널은 기본으로는 고르지 않습니다.
+    assert sdpa.kernel_priority()[:4] == [
+        "FLASH_ATTENTION",
+        "EFFICIENT_ATTENTION",
+        "MATH",
+        "CUDNN_ATTENTION",
+    ]
+
+
+def masked_attention(q, k, v, keep):
+    """keep[i, j]가 참인 곳만 보는 어텐션을 손으로 계산합니다(테스트의 기준)."""
+    scores = q @ k.transpose(-2, -1) / q.size(-1) ** 0.5
+    return torch.softmax(scores.masked_fill(~keep, float("-inf")), dim=-1) @ v
+
+
+@pytest.mark.parametrize(("q_len", "kv_len"), [(1, 9), (3, 7), (5, 5), (4, 12)])
+def test_causal_lower_right_matches_a_hand_built_mask(q_len, kv_len):
+    q, _, _, _ = sdpa.make_inputs("cpu", 2, 2, q_len, 8, seed=q_len)
+    _, k, v, _ = sdpa.make_inputs("cpu", 2, 2, kv_len, 8, seed=kv_len + 100)
+    # 질의 i(캐시 끝에서 q_len개)는 키 0 … i + (kv_len - q_len)까지 봅니다.
+    lower_right = torch.ones(q_len, kv_len, dtype=torch.bool).tril(diagonal=kv_len - q_len)
+    expected = masked_attention(q, k, v, lower_right)
+    torch.testing.assert_close(sdpa.attention_with_cache(q, k, v), expected)
+
+
+@pytest.mark.parametrize(("q_len", "kv_len"), [(1, 9), (3, 7)])
+def test_is_causal_aligns_upper_left_when_lengths_differ(q_len, kv_len):
+    q, _, _, _ = sdpa.make_inputs("cpu", 2, 2, q_len, 8, seed=1)
+    _, k, v, _ = sdpa.make_inputs("cpu", 2, 2, kv_len, 8, seed=2)
+    upper_left = torch.ones(q_len, kv_len, dtype=torch.bool).tril()
+    wrong = sdpa.attention_sdpa(q, k, v)
+    torch.testing.assert_close(wrong, masked_attention(q, k, v, upper_left))
+    assert not torch.allclose(wrong, sdpa.attention_with_cache(q, k, v), atol=1e-3)
+
+
+def test_decoding_one_token_with_the_cache_matches_the_full_sequence():
+    # 길이 9의 시퀀스를 한 번에 계산한 마지막 토큰의 출력은
+    # 캐시(k, v 9개)로 새 토큰 하나만 계산한 출력과 같아야 합니다.
+    q, k, v, _ = sdpa.make_inputs("cpu", 2, 3, 9, 8, seed=5)
+    full = sdpa.attention_sdpa(q, k, v)
+    new_token = q[..., -1:, :]
+    torch.testing.assert_close(sdpa.attention_with_cache(new_token, k, v), full[..., -1:, :])
+    # is_causal=True로 같은 일을 하면 새 토큰이 키 0만 봅니다: 출력이 v의 첫 줄 그대로입니다.
+    torch.testing.assert_close(sdpa.attention_sdpa(new_token, k, v), v[..., :1, :])
 
 
 def test_main_runs_on_cpu(capsys):
