@@ -12,15 +12,16 @@
 import contextlib
 import socket
 import tempfile
-import time
 from pathlib import Path
 
+import lightning as L
 import torch
 import torch.distributed as dist
 import torch.multiprocessing as mp
 import torch.nn.functional as F
 from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
 from torch.nn.parallel import DistributedDataParallel
+from torch.utils.benchmark import Timer
 
 # --8<-- [end:imports]
 
@@ -94,6 +95,41 @@ def accumulated_step(model, optimizer, x, y, micro_batches):
 
 
 # --8<-- [end:fast]
+
+
+# --8<-- [start:lightning]
+class TokenAccumulation(L.LightningModule):
+    """Lightning에서 배치 전체의 토큰 수로 나누는 변화도 누적입니다(수동 최적화).
+
+    Trainer(accumulate_grad_batches=K)는 training_step이 돌려준 손실을 K로 나눕니다. 마이크로배치의
+    평균 손실을 돌려주면 "평균 ÷ K"가 되어 패딩이 있을 때 틀립니다. 그래서 DataLoader는 큰 배치를
+    주고, training_step이 마이크로배치로 나눠 변화도를 직접 더합니다(장치 하나 기준).
+    """
+
+    def __init__(self, model, micro_batches, lr=0.1):
+        super().__init__()
+        self.model = model
+        self.micro_batches = micro_batches
+        self.lr = lr
+        self.automatic_optimization = False  # 누적과 갱신을 training_step에서 직접 합니다.
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        optimizer = self.optimizers()
+        optimizer.zero_grad()
+        total_tokens = count_tokens(y)
+        for x_micro, y_micro in zip(
+            x.chunk(self.micro_batches), y.chunk(self.micro_batches), strict=True
+        ):
+            loss = token_loss(self.model(x_micro), y_micro, reduction="sum") / total_tokens
+            self.manual_backward(loss)
+        optimizer.step()
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=self.lr)
+
+
+# --8<-- [end:lightning]
 
 
 # --8<-- [start:pitfall]
@@ -200,14 +236,26 @@ def ddp_worker(rank, world_size, init_method, config, out_dir):
             DDP_STEPS[name](ddp_model, optimizer, x, y, k)  # 첫 스텝: 변화도 비교용
             grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
             counter["allreduces"] = 0
+            DDP_STEPS[name](ddp_model, optimizer, x, y, k)  # 한 스텝의 all-reduce 수를 셉니다.
+            allreduces = counter["allreduces"]
             dist.barrier()
-            started = time.perf_counter()
-            for _ in range(config["steps"]):
-                DDP_STEPS[name](ddp_model, optimizer, x, y, k)
-            seconds = (time.perf_counter() - started) / config["steps"]
+            # 모든 프로세스가 같은 횟수만큼 돌아야 all-reduce가 짝을 맞춥니다. 그래서 횟수를 스스로
+            # 정하는 blocked_autorange 대신 정한 횟수를 도는 timeit을 씁니다(워밍업 2번 포함).
+            timer = Timer(
+                "step(m, o, x, y, k)",
+                globals={
+                    "step": DDP_STEPS[name],
+                    "m": ddp_model,
+                    "o": optimizer,
+                    "x": x,
+                    "y": y,
+                    "k": k,
+                },
+            )
+            seconds = timer.timeit(config["steps"]).median
             report[name] = {
                 "grads": grads,
-                "allreduces_per_step": counter["allreduces"] / config["steps"],
+                "allreduces_per_step": allreduces,
                 "seconds_per_step": seconds,
             }
             del ddp_model  # 프로세스 그룹을 닫기 전에 DDP를 정리합니다.

@@ -4,8 +4,10 @@ DDP 부분은 진짜 CPU 프로세스 2개(gloo)를 띄웁니다. 프로세스�
 띄우고, 그 결과로 여러 가지를 확인합니다.
 """
 
+import lightning as L
 import pytest
 import torch
+from torch.utils.data import DataLoader
 
 from snippets import beyond_grad_accumulation as ga
 
@@ -62,6 +64,67 @@ def test_inputs_have_padding_and_variable_lengths():
     per_row = (y != ga.IGNORE).sum(dim=1)
     assert per_row.min() >= 1 and len(set(per_row.tolist())) > 1
     assert int(ga.count_tokens(y)) == int(per_row.sum())
+
+
+def one_lightning_step(module, batches, accumulate_grad_batches=1):
+    """Lightning Trainer로 옵티마이저 스텝 하나를 CPU에서 돌립니다."""
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=1,
+        max_steps=1,
+        accumulate_grad_batches=accumulate_grad_batches,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(module, DataLoader(batches, batch_size=None))
+
+
+class MeanLossModule(L.LightningModule):
+    """Lightning의 자동 누적에 마이크로배치의 평균 손실을 돌려주는 흔한 코드입니다."""
+
+    def __init__(self, model):
+        super().__init__()
+        self.model = model
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return ga.token_loss(self.model(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def weights_after(step, x, y, *args):
+    model = ga.make_model(features=8, dtype=torch.float64)
+    step(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y, *args)
+    return dict(model.named_parameters())
+
+
+def test_lightning_accumulate_grad_batches_divides_the_micro_batch_mean_by_k():
+    # Trainer(accumulate_grad_batches=K)는 손실을 K로 나눕니다(loops/optimization/automatic.py).
+    # 마이크로배치의 평균 손실을 돌려주면 "평균 ÷ K"가 되어 패딩이 있을 때 큰 배치와 다릅니다.
+    k = 3
+    x, y = ga.make_inputs(6, 5, 8, dtype=torch.float64)
+    module = MeanLossModule(ga.make_model(features=8, dtype=torch.float64))
+    one_lightning_step(module, list(zip(x.chunk(k), y.chunk(k), strict=True)), k)
+    lightning = dict(module.model.named_parameters())
+    naive = weights_after(ga.accumulated_step_naive, x, y, k)
+    large = weights_after(ga.large_batch_step, x, y)
+    for name, weight in lightning.items():
+        torch.testing.assert_close(weight, naive[name], rtol=1e-12, atol=1e-12)
+    assert max((lightning[n] - large[n]).abs().max().item() for n in large) > 1e-5
+
+
+def test_lightning_token_accumulation_equals_the_large_batch():
+    k = 3
+    x, y = ga.make_inputs(6, 5, 8, dtype=torch.float64)
+    module = ga.TokenAccumulation(ga.make_model(features=8, dtype=torch.float64), k)
+    one_lightning_step(module, [(x, y)])
+    large = weights_after(ga.large_batch_step, x, y)
+    for name, weight in module.model.named_parameters():
+        torch.testing.assert_close(weight, large[name], rtol=1e-12, atol=1e-12)
 
 
 @pytest.fixture(scope="module")
