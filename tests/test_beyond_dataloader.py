@@ -1,12 +1,16 @@
 """snippets/beyond_dataloader.py의 테스트: 설정을 바꿔도 배치가 같은지, 워커가 에폭 사이에
-살아 있는지, 파이썬 객체 데이터셋에서 워커 메모리가 불어나는지(리눅스)."""
+살아 있는지, 파이썬 객체 데이터셋에서 워커 메모리가 불어나는지(리눅스, fork), forkserver와 spawn이
+워커마다 무엇을 보내는지."""
 
 import multiprocessing
 import os
 import sys
+from multiprocessing.reduction import ForkingPickler
 
+import numpy as np
 import pytest
 import torch
+from torch.utils.data import ConcatDataset, DataLoader, Dataset
 
 from snippets import beyond_dataloader as dl
 from tests.site_build import page_quotes
@@ -112,10 +116,74 @@ def test_python_objects_grow_worker_memory_and_numpy_does_not():
     assert numpy_growth < python_growth / 2
 
 
+def test_dataloader_uses_pythons_default_start_method():
+    loader = DataLoader(dl.TensorRows(length=4), num_workers=1)
+    assert dl.worker_start_method(loader) == multiprocessing.get_start_method()
+    if sys.platform == "linux":
+        # 리눅스의 기본값은 Python 3.13까지 fork, 3.14부터 forkserver입니다.
+        expected = "forkserver" if sys.version_info >= (3, 14) else "fork"
+        assert dl.worker_start_method(loader) == expected
+    loader = DataLoader(dl.TensorRows(length=4), num_workers=1, multiprocessing_context="spawn")
+    assert dl.worker_start_method(loader) == "spawn"
+
+
+class RemembersPickling(Dataset):
+    """워커가 pickle로 받은 사본이면 True를, 메인 프로세스의 객체를 물려받았으면 False를 냅니다."""
+
+    def __init__(self):
+        self.unpickled = False
+
+    def __setstate__(self, state):
+        self.__dict__.update(state, unpickled=True)
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, index):
+        return torch.tensor(self.unpickled)
+
+
+@pytest.mark.skipif(
+    sys.platform != "linux", reason="fork와 forkserver를 모두 쓸 수 있는 리눅스에서"
+)
+@pytest.mark.parametrize(("context", "copied"), [("fork", False), ("forkserver", True)])
+def test_forkserver_workers_get_a_pickled_copy_and_fork_workers_do_not(context, copied):
+    loader = DataLoader(
+        RemembersPickling(), batch_size=None, num_workers=1, multiprocessing_context=context
+    )
+    assert [bool(flag) for flag in loader] == [copied, copied]
+
+
+def test_shared_memory_and_a_memmap_path_send_only_a_handle(tmp_path):
+    values = dl.NumpyFloats(rows=64, row_size=256).values  # 128 KiB
+    path = tmp_path / "values.f64"
+    values.tofile(path)
+    assert dl.bytes_sent_to_each_worker(dl.NumpyFloats(rows=64, row_size=256)) > values.nbytes
+    assert dl.bytes_sent_to_each_worker(dl.SharedFloats(values)) < values.nbytes / 100
+    assert dl.bytes_sent_to_each_worker(dl.MemmapFloats(path, values.size)) < values.nbytes / 100
+    # np.memmap 객체를 그대로 들고 있으면 pickle이 값 전체를 복사합니다.
+    memmap = np.memmap(path, dtype=np.float64, mode="r")
+    assert len(ForkingPickler.dumps(memmap)) > values.nbytes
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="forkserver는 리눅스에서 확인합니다")
+def test_shared_and_memmap_datasets_give_the_same_batches_under_forkserver(tmp_path):
+    reference = dl.NumpyFloats(rows=12, row_size=8, seed=5)
+    path = tmp_path / "values.f64"
+    reference.values.tofile(path)
+    expected = [reference[i] for i in range(len(reference))]
+    # 두 데이터셋을 이어 워커 하나로 읽습니다(워커를 띄울 때마다 torch를 새로 import합니다).
+    both = ConcatDataset([dl.SharedFloats(reference.values, 8), dl.MemmapFloats(path, 96, 8)])
+    loader = DataLoader(both, batch_size=None, num_workers=1, multiprocessing_context="forkserver")
+    assert_same(list(loader), expected + expected)
+
+
 def test_main_runs_on_cpu(capsys):
     dl.main("cpu", epochs=2)
     out = capsys.readouterr().out
     assert "persistent_workers=False: 에폭 2번" in out
     assert "persistent_workers=True: 에폭 2번" in out
+    assert "워커를 띄우는 방식: " in out
     if sys.platform == "linux":
         assert "PythonFloats: 한 에폭 동안 워커 메모리(USS)가" in out
+        assert "워커마다 보내는 크기, 공유 메모리: 0.00 MiB" in out
