@@ -1,7 +1,11 @@
-"""snippets/beyond_fused_optimizers.py의 테스트: 세 구현이 같은 갱신을 하는지, CPU의 기본값."""
+"""snippets/beyond_fused_optimizers.py의 테스트: 세 구현이 같은 갱신을 하는지, CPU의 기본값,
+구현마다 실제로 부르는 연산의 수."""
+
+from collections import Counter
 
 import pytest
 import torch
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from snippets import beyond_fused_optimizers as bf
 
@@ -73,9 +77,65 @@ def test_fused_works_on_cpu_in_this_torch():
     optimizer.step()
 
 
-def test_bytes_per_step_counts_seven_tensor_passes():
-    params = bf.make_inputs("cpu", 3, 10)
-    assert bf.adamw_bytes_per_step(params) == 7 * 3 * 10 * 4
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=str)
+def test_bytes_per_step_counts_what_the_update_reads_and_writes(dtype):
+    # 공식을 다시 적지 않고, 스텝 뒤 옵티마이저가 실제로 들고 있는 상태에서 셉니다. 갱신은 가중치,
+    # 변화도, 가중치와 모양이 같은 상태 텐서(모멘트)를 읽고, 가중치와 그 상태 텐서를 씁니다.
+    params = bf.make_inputs("cpu", 3, 10, dtype=dtype)
+    optimizer = bf.make_adamw_fused(params)
+    optimizer.step()
+    read = written = 0
+    for p in params:
+        moments = [t for t in optimizer.state[p].values() if t.shape == p.shape]
+        read += p.nbytes + p.grad.nbytes + sum(t.nbytes for t in moments)
+        written += p.nbytes + sum(t.nbytes for t in moments)
+    assert bf.adamw_bytes_per_step(params) == read + written
+
+
+class CountOps(TorchDispatchMode):
+    """디스패치되는 aten 연산의 이름을 셉니다(커널을 부르는 횟수에 가깝습니다)."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func.overloadpacket).removeprefix("aten.")] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def ops_of_one_step(optimizer):
+    optimizer.step()  # 첫 스텝은 상태를 만드는 일이라 세지 않습니다.
+    with CountOps() as counter:
+        optimizer.step()
+    return counter.ops
+
+
+# AdamW의 계산을 텐서 하나씩 하는 연산들(for-loop 구현이 부릅니다).
+PER_TENSOR_MATH = {"add_", "mul_", "lerp_", "addcmul_", "addcdiv_", "sqrt", "div"}
+
+
+def test_for_loop_calls_grow_with_tensors_foreach_per_op_and_fused_per_dtype_group():
+    few, many = 2, 8
+    loop = [
+        ops_of_one_step(bf.make_adamw_for_loop(bf.make_inputs("cpu", n, 16))) for n in (few, many)
+    ]
+    loop_math = [sum(ops[name] for name in PER_TENSOR_MATH) for ops in loop]
+    assert loop_math[0] > 0 and loop_math[1] == loop_math[0] * many // few
+    # foreach: 연산의 종류마다 한 번. 텐서 수가 늘어도 _foreach_ 연산의 수는 같습니다.
+    each = [
+        ops_of_one_step(bf.make_adamw_foreach(bf.make_inputs("cpu", n, 16))) for n in (few, many)
+    ]
+    foreach_calls = [
+        sum(c for name, c in ops.items() if name.startswith("_foreach_")) for ops in each
+    ]
+    assert foreach_calls[0] == foreach_calls[1] > 0
+    assert not any(each[1][name] for name in PER_TENSOR_MATH)
+    # fused: dtype·장치 묶음마다 한 번. 커널 하나가 아니라 "몇 개"인 이유입니다.
+    fused = ops_of_one_step(bf.make_adamw_fused(bf.make_inputs("cpu", many, 16)))
+    assert fused["_fused_adamw_"] == 1
+    mixed = bf.make_inputs("cpu", 3, 16) + bf.make_inputs("cpu", 2, 16, dtype=torch.float64)
+    assert ops_of_one_step(bf.make_adamw_fused(mixed))["_fused_adamw_"] == 2
 
 
 def test_make_inputs_is_reproducible():
@@ -91,6 +151,7 @@ def test_main_runs_on_cpu(capsys):
     assert "이 장치에서 쓰는 구현: for-loop" in out
     for name in bf.OPTIMIZERS:
         assert f"{name}: 스텝" in out
+    assert "기본 구현 for-loop 대비 1.00배" in out
 
 
 def test_fused_accepts_a_gradient_with_different_strides():
