@@ -16,9 +16,10 @@ import torch.nn.functional as F
 from torch import nn
 
 # --8<-- [end:torch_imports]
-from torch.utils.benchmark import Timer
+# --8<-- [start:data_imports]
 from torch.utils.data import DataLoader, TensorDataset
 
+# --8<-- [end:data_imports]
 # --8<-- [end:imports]
 
 
@@ -83,13 +84,15 @@ def train_step_fp32(model, optimizer, x, y):
 
 # --8<-- [start:tf32]
 def train_step_tf32(model, optimizer, x, y):
-    """fp32 스텝을 돌리되 CUDA의 fp32 행렬 곱만 TF32로 계산합니다(기본값은 꺼짐, CPU는 그대로)."""
-    previous = torch.backends.cuda.matmul.fp32_precision
-    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    """fp32 스텝을 돌리되 CUDA의 fp32 행렬 곱을 TF32로 계산합니다(기본값은 꺼짐, CPU는 그대로)."""
+    previous = torch.get_float32_matmul_precision()
+    # "high"가 TF32를 켭니다. 새 API(`torch.backends.cuda.matmul.fp32_precision = "tf32"`)로 켜면
+    # 옛 API로 설정을 읽는 Lightning의 Trainer가 Ampere 이후 GPU에서 RuntimeError로 멈춥니다.
+    torch.set_float32_matmul_precision("high")
     try:
         return train_step_fp32(model, optimizer, x, y)
     finally:
-        torch.backends.cuda.matmul.fp32_precision = previous
+        torch.set_float32_matmul_precision(previous)
 
 
 # --8<-- [end:tf32]
@@ -173,7 +176,7 @@ def cpu_supports_bf16():
 
 
 def pick_precision(accelerator):
-    """Ampere 이후 GPU는 bf16, V100·2080 Ti는 fp16, bf16 명령이 없는 CPU는 fp32로 둡니다."""
+    """Ampere 이후 GPU는 bf16, V100·T4·2080 Ti는 fp16, bf16 명령이 없는 CPU는 fp32로 둡니다."""
     if accelerator in ("cuda", "gpu"):
         return "16-mixed" if torch.cuda.get_device_capability()[0] < 8 else "bf16-mixed"
     # AVX-512 BF16이나 AMX가 없는 CPU에서 bf16은 dtype 변환만 늘어 fp32보다 느립니다.
@@ -235,15 +238,9 @@ def make_step(name, model, lr=1e-3):
     return step, optimizer
 
 
-def matmul_tflops(device, dtype=torch.bfloat16, n=4096):
-    """n×n 행렬 곱의 처리량(TFLOP/s)을 잽니다. 학습 스텝의 속도와 비교할 하드웨어의 한계입니다."""
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    seconds = Timer("a @ b", globals={"a": a, "b": b}).blocked_autorange(min_run_time=0.2).median
-    return 2 * n**3 / seconds / 1e12
-
-
 def main(device="cpu", size=None):
+    from torch.utils.benchmark import Timer
+
     device = torch.device(device)
     size = size or DEMO_SIZE
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
@@ -273,12 +270,11 @@ def main(device="cpu", size=None):
         print(line)
     if device.type == "cpu":
         print("CPU에서 tf32는 fp32와 똑같이 계산합니다. TF32는 CUDA 텐서 코어의 형식입니다.")
-        print("CPU의 fp16·bf16 속도는 그 CPU가 16비트 연산을 하드웨어로 지원하는지(AVX-512 BF16,")
-        print("AMX 등)에 달려 있고, 지원하지 않으면 dtype 변환 때문에 fp32보다 느릴 수 있습니다.")
+        print("CPU의 bf16 속도는 AVX-512 BF16이나 AMX가 있는지, fp16 속도는 AVX-512 FP16이나")
+        print("AMX-FP16이 있는지에 달려 있습니다. 없으면 느린 경로로 계산해 fp32보다 느립니다.")
         print("CPU의 숫자로 GPU의 속도를 짐작할 수는 없습니다.")
         print("차이를 보려면 CUDA GPU가 있는 컴퓨터에서 `--device cuda`로 실행하세요.")
     else:
-        print(f"비교 기준: 같은 GPU의 bf16 행렬 곱 {matmul_tflops(device):.0f} TFLOP/s")
         print("최고 메모리에는 fp32로 남는 가중치와 옵티마이저 상태가 들어 있어서")
         print(
             "16비트로 학습해도 메모리가 절반까지 줄지는 않습니다. 줄어드는 것은 주로 활성값입니다."

@@ -2,7 +2,11 @@
 
 import copy
 import inspect
+import json
 import os
+import subprocess
+import sys
+import warnings
 
 import lightning as L
 import pytest
@@ -10,7 +14,7 @@ import torch
 from torch.utils.data import DataLoader, TensorDataset
 
 from snippets import tip6_16bit as tip6
-from tests.site_build import page_quotes
+from tests.site_build import ROOT, page_quotes
 
 # 여러 모양: (d_model, nhead, num_layers, batch_size, seq_len)
 SHAPES = [(16, 2, 1, 4, 8), (32, 4, 2, 3, 5), (24, 3, 1, 6, 12)]
@@ -113,34 +117,40 @@ def test_fp16_step_skips_the_update_on_inf_gradients():
     assert scaler.get_scale() == 2.0**9
 
 
+# 행렬 곱 정밀도를 정하는 전역 설정들. 테스트가 바꾼 값을 돌려 놓아 다른 테스트에 새지 않게 합니다.
+# 맨 앞의 전체 설정을 먼저 돌려 놓습니다. 그것을 바꾸면 아래 설정들도 따라 바뀝니다.
+MATMUL_FLAGS = (torch.backends, torch.backends.cuda.matmul, torch.backends.mkldnn.matmul)
+
+
 @pytest.fixture
 def restore_matmul_precision():
-    saved = torch.backends.cuda.matmul.fp32_precision
+    # 옛 API의 값은 새 플래그와 따로 저장되므로 둘 다 돌려 놓습니다(옛 값이 먼저).
+    legacy = torch.get_float32_matmul_precision()
+    saved = [flags.fp32_precision for flags in MATMUL_FLAGS]
     yield
-    torch.backends.cuda.matmul.fp32_precision = saved
+    torch.set_float32_matmul_precision(legacy)
+    for flags, value in zip(MATMUL_FLAGS, saved, strict=True):
+        flags.fp32_precision = value
 
 
-@pytest.mark.parametrize("previous", [None, "ieee", "tf32"])
+@pytest.mark.parametrize("previous", ["highest", "high", "medium"])
 def test_tf32_step_sets_tf32_only_during_the_step(previous, restore_matmul_precision):
-    if previous is not None:
-        torch.backends.cuda.matmul.fp32_precision = previous
-    before = torch.backends.cuda.matmul.fp32_precision
-    legacy_before = torch.get_float32_matmul_precision() if previous is None else None
+    torch.set_float32_matmul_precision(previous)
     model, x, y = build(SHAPES[0], seed=0)
     seen = []
     model.register_forward_pre_hook(
-        lambda *_: seen.append(torch.backends.cuda.matmul.fp32_precision)
+        lambda *_: seen.append(
+            (torch.backends.cuda.matmul.fp32_precision, torch.get_float32_matmul_precision())
+        )
     )
     tip6.train_step_tf32(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y)
-    assert seen == ["tf32"]
-    assert torch.backends.cuda.matmul.fp32_precision == before
-    if previous is None:
-        # 새 API만 썼으므로 옛 API로 읽어도 오류 없이 원래 값("highest")이 나옵니다.
-        assert torch.get_float32_matmul_precision() == legacy_before == "highest"
+    # 스텝 동안에는 CUDA 행렬 곱이 TF32이고, 옛 API로 읽어도 오류 없이 "high"입니다.
+    assert seen == [("tf32", "high")]
+    assert torch.get_float32_matmul_precision() == previous
 
 
 def test_tf32_step_restores_the_setting_when_the_step_fails(restore_matmul_precision):
-    before = torch.backends.cuda.matmul.fp32_precision
+    torch.set_float32_matmul_precision("highest")
     model, x, y = build(SHAPES[0], seed=0)
 
     def fail(*_):
@@ -149,7 +159,55 @@ def test_tf32_step_restores_the_setting_when_the_step_fails(restore_matmul_preci
     model.register_forward_pre_hook(fail)
     with pytest.raises(RuntimeError, match="forward failed"):
         tip6.train_step_tf32(model, torch.optim.SGD(model.parameters(), lr=0.1), x, y)
-    assert torch.backends.cuda.matmul.fp32_precision == before
+    assert torch.get_float32_matmul_precision() == "highest"
+    assert torch.backends.cuda.matmul.fp32_precision == "ieee"
+
+
+@pytest.fixture
+def fake_ampere_gpu(monkeypatch):
+    """CPU만 있는 컴퓨터를 A100(계산 능력 8.0)이 있는 컴퓨터처럼 보이게 합니다."""
+    from lightning.fabric.accelerators.cuda import _check_cuda_matmul_precision
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (8, 0))
+    monkeypatch.setattr(torch.cuda, "get_device_name", lambda device=None: "NVIDIA A100")
+    # Lightning은 이 검사를 프로세스마다 한 번만 합니다(lru_cache). 매번 새로 하게 비웁니다.
+    _check_cuda_matmul_precision.cache_clear()
+    yield _check_cuda_matmul_precision
+    _check_cuda_matmul_precision.cache_clear()
+
+
+def test_recommended_tf32_line_keeps_lightnings_gpu_check_working(
+    fake_ampere_gpu, restore_matmul_precision
+):
+    # 페이지가 권하는 한 줄: 새 플래그도 TF32가 되고, 옛 API로 읽어도 됩니다.
+    torch.set_float32_matmul_precision("high")
+    assert torch.backends.cuda.matmul.fp32_precision == "tf32"
+    assert torch.get_float32_matmul_precision() == "high"
+    # Trainer가 Ampere 이후 GPU를 준비할 때(CUDAAccelerator.setup_device) 부르는 검사입니다.
+    fake_ampere_gpu(torch.device("cuda", 0))
+
+
+def test_new_tf32_flag_stops_lightnings_gpu_check(fake_ampere_gpu, restore_matmul_precision):
+    # 새 API만으로 TF32를 켜면 같은 검사가 옛 API로 읽다가 멈춥니다(fit()이 시작하지 못합니다).
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    with pytest.raises(RuntimeError, match="mix of the legacy and new APIs") as excinfo:
+        fake_ampere_gpu(torch.device("cuda", 0))
+    assert page_quotes("tips/06-16bit.md", str(excinfo.value))
+
+
+def test_lightning_gpu_check_reads_nothing_on_older_gpus(monkeypatch, restore_matmul_precision):
+    # 위 두 테스트가 정말 Ampere 분기를 지났는지 보입니다: 7.5(T4)에서는 설정을 읽지 않습니다.
+    from lightning.fabric.accelerators.cuda import _check_cuda_matmul_precision
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: (7, 5))
+    torch.backends.cuda.matmul.fp32_precision = "tf32"
+    _check_cuda_matmul_precision.cache_clear()
+    try:
+        _check_cuda_matmul_precision(torch.device("cuda", 0))
+    finally:
+        _check_cuda_matmul_precision.cache_clear()
 
 
 def test_make_inputs_is_reproducible_and_make_step_binds_a_scaler():
@@ -206,10 +264,81 @@ def test_fp16_overflows_above_65504_and_bf16_does_not():
     assert not torch.tensor(70000.0).bfloat16().isinf()
 
 
+# 새 프로세스에서 스니펫을 import한 뒤의 기본 설정을 읽습니다. 다른 테스트가 바꾼 전역 설정이
+# 섞이지 않고, 스니펫이 import할 때 설정을 바꾸면(P4) 여기서 드러납니다.
+DEFAULTS_AFTER_IMPORT = """
+import json, sys, torch
+import snippets.tip6_16bit
+
+def read(getter):
+    try:
+        return getter()
+    except RuntimeError:  # 새 API로 바꾼 뒤 옛 API로 읽으면 오류입니다.
+        return "RuntimeError"
+
+print(json.dumps({
+    "conv": torch.backends.cudnn.conv.fp32_precision,
+    "conv_allow_tf32": torch.backends.cudnn.allow_tf32,
+    "matmul": torch.backends.cuda.matmul.fp32_precision,
+    "matmul_allow_tf32": read(lambda: torch.backends.cuda.matmul.allow_tf32),
+    "legacy": read(torch.get_float32_matmul_precision),
+}))
+"""
+
+
+def defaults_after_importing_tip6(code=DEFAULTS_AFTER_IMPORT):
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    return json.loads(result.stdout.splitlines()[-1])
+
+
 def test_cudnn_convolutions_use_tf32_by_default_but_matmuls_do_not():
-    # 표의 tf32 행: 합성곱(cuDNN)은 기본으로 TF32, 행렬 곱은 기본으로 fp32(ieee)입니다.
-    assert torch.backends.cudnn.conv.fp32_precision == "tf32"
-    assert torch.backends.cudnn.allow_tf32
+    # 표의 tf32 행: 합성곱(cuDNN)은 기본으로 TF32, 행렬 곱은 기본으로 TF32를 쓰지 않습니다.
+    found = defaults_after_importing_tip6()
+    assert found["conv"] == "tf32" and found["conv_allow_tf32"] is True
+    assert found["matmul"] in ("none", "ieee") and found["matmul_allow_tf32"] is False
+    assert found["legacy"] == "highest"
+
+
+@pytest.mark.parametrize(
+    "flip",
+    [
+        'torch.backends.cuda.matmul.fp32_precision = "tf32"',
+        'torch.set_float32_matmul_precision("high")',
+    ],
+)
+def test_tf32_default_check_fails_when_the_snippet_turns_matmul_tf32_on(flip):
+    # 위 테스트가 실패할 수 있음을 보입니다: import 뒤에 행렬 곱을 TF32로 바꾸면 기본값이 아닙니다.
+    code = DEFAULTS_AFTER_IMPORT.replace(
+        "import snippets.tip6_16bit\n", f"import snippets.tip6_16bit\n{flip}\n"
+    )
+    assert flip in code
+    found = defaults_after_importing_tip6(code)
+    assert found["matmul"] == "tf32" and found["matmul_allow_tf32"] is not False
+    assert found["legacy"] != "highest"
+
+
+@pytest.mark.parametrize(
+    ("capability", "expected"),
+    [((7, 0), "16-mixed"), ((7, 5), "16-mixed"), ((8, 0), "bf16-mixed"), ((9, 0), "bf16-mixed")],
+)
+def test_pick_precision_uses_fp16_before_ampere(monkeypatch, capability, expected):
+    # V100(7.0), T4·RTX 2080 Ti(7.5)에는 bf16 텐서 코어가 없으므로 fp16과 GradScaler를 씁니다.
+    monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
+    assert tip6.pick_precision("cuda") == expected
+
+
+def test_lightning_16_mixed_adds_a_grad_scaler_and_bf16_mixed_does_not():
+    from lightning.pytorch.plugins.precision import MixedPrecision
+
+    with warnings.catch_warnings():
+        # CUDA가 없는 컴퓨터에서는 GradScaler가 꺼진 채로 만들어진다고 경고합니다.
+        warnings.simplefilter("ignore")
+        fp16 = MixedPrecision("16-mixed", "cuda")
+    assert isinstance(fp16.scaler, torch.amp.GradScaler)
+    assert MixedPrecision("bf16-mixed", "cuda").scaler is None
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="동기화는 CUDA에서만 생깁니다")
@@ -260,21 +389,6 @@ def test_article_precision_16_warns_and_becomes_bf16_on_cpu(tmp_path, monkeypatc
     assert all(page_quotes("tips/06-16bit.md", m) for m in messages)
     assert trainer.precision == "bf16-mixed"
     assert list(tmp_path.iterdir()) == []
-
-
-def test_matmul_tflops_counts_two_flops_per_multiply_add(monkeypatch):
-    # Timer가 언제나 1초를 재도록 바꾸면 결과는 2 * n**3 / 1e12여야 합니다.
-    class OneSecond:
-        def __init__(self, *args, **kwargs):
-            pass
-
-        def blocked_autorange(self, **kwargs):
-            return type("Measurement", (), {"median": 1.0})()
-
-    monkeypatch.setattr(tip6, "Timer", OneSecond)
-    assert tip6.matmul_tflops("cpu", torch.float32, n=100) == pytest.approx(2e6 / 1e12)
-    monkeypatch.undo()
-    assert 0 < tip6.matmul_tflops("cpu", torch.float32, n=64) < 1e3
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인합니다")
