@@ -19,13 +19,16 @@ if __name__ == "__main__":
             )
 
 # --8<-- [start:imports]
-# --8<-- [start:std_imports]
+# --8<-- [start:os_import]
 import os
+
+# --8<-- [end:os_import]
+# --8<-- [start:spawn_std_imports]
 import socket
 import tempfile
 from pathlib import Path
 
-# --8<-- [end:std_imports]
+# --8<-- [end:spawn_std_imports]
 # --8<-- [start:lightning_import]
 import lightning as L
 
@@ -33,11 +36,17 @@ import lightning as L
 # --8<-- [start:torch_imports]
 import torch
 import torch.distributed as dist
+
+# --8<-- [end:torch_imports]
+# --8<-- [start:spawn_import]
 import torch.multiprocessing as mp
+
+# --8<-- [end:spawn_import]
+# --8<-- [start:ddp_imports]
 from torch.nn.parallel import DistributedDataParallel
 from torch.utils.data import DataLoader, DistributedSampler, TensorDataset
 
-# --8<-- [end:torch_imports]
+# --8<-- [end:ddp_imports]
 # --8<-- [end:imports]
 
 

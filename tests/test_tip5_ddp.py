@@ -127,6 +127,41 @@ def test_ddp_syncs_buffers_every_forward_by_default():
         dist.destroy_process_group()
 
 
+def fsdp2_worker(rank, world_size, port, out_dir):
+    """프로세스 하나가 FSDP2(fully_shard)로 감싼 모델에서 자기 몫의 배치로 역전파합니다."""
+    import torch.distributed as dist
+    from torch.distributed.fsdp import fully_shard
+
+    init = f"tcp://127.0.0.1:{port}"
+    dist.init_process_group("gloo", init_method=init, rank=rank, world_size=world_size)
+    try:
+        model = tip5.make_model()
+        full = {name: tuple(p.shape) for name, p in model.named_parameters()}
+        fully_shard(model)
+        local = {name: tuple(p.to_local().shape) for name, p in model.named_parameters()}
+        x, y = tip5.make_batch()
+        x, y = x.chunk(world_size)[rank], y.chunk(world_size)[rank]
+        torch.nn.functional.mse_loss(model(x), y).backward()
+        grads = {name: p.grad.full_tensor() for name, p in model.named_parameters()}
+        torch.save({"full": full, "local": local, "grads": grads}, Path(out_dir) / f"{rank}.pt")
+    finally:
+        dist.destroy_process_group()
+
+
+def test_fsdp2_shards_parameters_and_matches_plain_gradients(tmp_path):
+    # 페이지의 FSDP 설명: 매개변수를 프로세스들에 나눠 두고, 변화도는 한 프로세스의 것과 같습니다.
+    mp.spawn(fsdp2_worker, args=(2, tip5.find_free_port(), tmp_path), nprocs=2, join=True)
+    ranks = [torch.load(tmp_path / f"{rank}.pt") for rank in range(2)]
+    reference = tip5.single_process_gradients()
+    for name, shape in ranks[0]["full"].items():
+        # 첫 차원을 나눠 가집니다: 각자 일부만 갖고, 합치면 원래 크기입니다.
+        assert sum(r["local"][name][0] for r in ranks) == shape[0]
+        assert all(r["local"][name][1:] == shape[1:] for r in ranks)
+        for r in ranks:
+            torch.testing.assert_close(r["grads"][name], reference[name])
+    assert any(r["local"]["0.weight"][0] < ranks[0]["full"]["0.weight"][0] for r in ranks)
+
+
 @pytest.mark.skipif(
     torch.cuda.device_count() >= 2, reason="CUDA GPU가 2개 미만인 컴퓨터에서만 확인합니다"
 )
