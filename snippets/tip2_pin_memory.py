@@ -4,9 +4,14 @@
 """
 
 # --8<-- [start:imports]
+# --8<-- [start:torch_import]
 import torch
+
+# --8<-- [end:torch_import]
+# --8<-- [start:loader_import]
 from torch.utils.data import DataLoader
 
+# --8<-- [end:loader_import]
 # --8<-- [end:imports]
 
 
@@ -30,7 +35,7 @@ def make_batch(batch_size=64, image_size=224, dtype=torch.float32, device="cpu")
 def copy_pageable(batch, device):
     """페이지 가능 메모리에 있는 배치를 그대로 복사합니다(느린 방식).
 
-    드라이버가 먼저 고정된 중간 버퍼로 옮긴 뒤 GPU로 보내고, CPU는 복사가 끝날 때까지 기다립니다.
+    드라이버가 고정 메모리의 중간 버퍼로 옮긴 뒤 GPU로 보내고, CPU는 복사가 끝나기를 기다립니다.
     """
     return tuple(t.to(device) for t in batch)
 
@@ -40,7 +45,7 @@ def copy_pageable(batch, device):
 
 # --8<-- [start:fast]
 def pin_if_available(tensor):
-    """가속기가 있을 때만 텐서를 고정된 메모리(pinned memory)로 옮기고, 없으면 그대로 돌려줍니다."""
+    """가속기가 있을 때만 텐서를 고정 메모리(pinned memory)로 옮기고, 없으면 그대로 돌려줍니다."""
     # 가속기가 없으면 pin_memory()가 RuntimeError를 냅니다. MPS는 DataLoader도 고정하지 않습니다.
     if not torch.accelerator.is_available():
         return tensor
@@ -67,7 +72,7 @@ def copy_pinned(batch, device):
 
 # --8<-- [start:dataloader]
 def make_loader(dataset, batch_size=64, num_workers=2, pin_memory=True, shuffle=True):
-    # 워커가 배치를 만들면, 메인 프로세스의 pin-memory 스레드가 그 배치를 고정된 메모리로 옮깁니다.
+    # 워커가 배치를 만들면, 메인 프로세스의 pin-memory 스레드가 그 배치를 고정 메모리로 옮깁니다.
     return DataLoader(
         dataset,
         batch_size=batch_size,
@@ -149,7 +154,7 @@ def measure_copy_bandwidth(device="cuda", batch_size=256, image_size=224):
     nbytes = sum(t.numel() * t.element_size() for t in pageable)
     cases = {
         "페이지 가능 메모리에서 복사": "copy_pageable(pageable, device)",
-        "고정된 메모리에서 비동기 복사": "copy_pinned(pinned, device)",
+        "고정 메모리에서 비동기 복사": "copy_pinned(pinned, device)",
         "매번 pin_memory() 후 복사": "copy_pinned(pin_batch(pageable), device)",
     }
     names = {
@@ -181,13 +186,13 @@ def show_cpu_behaviour():
         images, labels = next(iter(make_loader(dataset, batch_size=4, num_workers=0)))
     for warning in caught:
         print(f"DataLoader 경고: {warning.message}")
-    print(f"DataLoader가 준 배치가 고정된 메모리에 있는가: {images.is_pinned()}")
+    print(f"DataLoader가 준 배치가 고정 메모리에 있는가: {images.is_pinned()}")
     print(f"pin_if_available()가 같은 텐서를 돌려주는가: {pin_if_available(images) is images}")
     copied = copy_pinned((images, labels), "cpu")
     print(
         f'.to("cpu", non_blocking=True)가 복사 없이 같은 텐서를 돌려주는가: {copied[0] is images}'
     )
-    print("고정된 메모리와 비동기 복사의 효과는 CUDA GPU가 있어야 볼 수 있습니다.")
+    print("고정 메모리와 비동기 복사의 효과는 CUDA GPU가 있어야 볼 수 있습니다.")
     print("GPU가 있는 컴퓨터에서 `--device cuda`로 실행하면 복사 속도(GB/s)를 잽니다.")
 
 
@@ -206,4 +211,4 @@ def main(device="cpu"):
 if __name__ == "__main__":
     from _cli import device_from_command_line  # 명령줄과 장치 고르기(snippets/_cli.py)
 
-    main(device_from_command_line("팁 2: 고정된 메모리(pin_memory)"))
+    main(device_from_command_line("팁 2: 고정 메모리(pin_memory)"))

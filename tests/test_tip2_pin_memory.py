@@ -1,4 +1,4 @@
-"""snippets/tip2_pin_memory.py의 테스트: 고정된 메모리를 거친 복사가 같은 값을 내는지 봅니다."""
+"""snippets/tip2_pin_memory.py의 테스트: 고정 메모리를 거친 복사가 같은 값을 내는지 봅니다."""
 
 import warnings
 
@@ -13,7 +13,6 @@ NO_ACCELERATOR_WARNING = (
     "'pin_memory' argument is set as true but no accelerator is found, "
     "then device pinned memory won't be used."
 )
-DEVICES = ["cpu"] + (["cuda"] if torch.cuda.is_available() else [])
 SHAPES = [(1,), (3, 5), (2, 3, 4, 4)]
 DTYPES = [torch.float32, torch.float16, torch.bfloat16, torch.int64, torch.uint8]
 needs_no_accelerator = pytest.mark.skipif(
@@ -28,24 +27,73 @@ def random_tensor(shape, dtype, generator):
     return torch.randint(0, 200, shape, generator=generator).to(dtype)
 
 
-@pytest.mark.parametrize("device", DEVICES)
+@needs_cuda
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("shape", SHAPES)
-def test_pinned_copy_equals_pageable_copy(shape, dtype, device):
+def test_pinned_copy_equals_pageable_copy(shape, dtype):
+    # CPU에서는 두 방식 모두 `.to("cpu")`라 아무것도 옮기지 않으므로 CUDA에서만 의미가 있습니다.
     generator = torch.Generator().manual_seed(2)
     batch = (random_tensor(shape, dtype, generator), random_tensor(shape[:1], dtype, generator))
     expected = tuple(t.clone() for t in batch)
 
-    slow = tip2.copy_pageable(batch, device)
-    fast = tip2.copy_pinned(tip2.pin_batch(batch), device)
-    if device == "cuda":
-        torch.cuda.synchronize()  # 비동기 복사를 CPU에서 읽기 전에 기다립니다.
+    pinned = tip2.pin_batch(batch)
+    assert all(t.is_pinned() for t in pinned)
+    slow = tip2.copy_pageable(batch, "cuda")
+    fast = tip2.copy_pinned(pinned, "cuda")
+    torch.cuda.synchronize()  # 비동기 복사를 CPU에서 읽기 전에 기다립니다.
 
     for s, f, e in zip(slow, fast, expected, strict=True):
-        assert s.device.type == f.device.type == device
+        assert s.device.type == f.device.type == "cuda"
         assert s.dtype == f.dtype == e.dtype and s.shape == f.shape == e.shape
         torch.testing.assert_close(f.cpu(), e, rtol=0, atol=0)
         torch.testing.assert_close(s.cpu(), e, rtol=0, atol=0)
+
+
+@pytest.fixture
+def recorded_calls(monkeypatch):
+    """가속기가 있는 컴퓨터처럼 보이게 하고, 텐서의 pin_memory()와 to() 호출을 기록합니다.
+
+    CPU만 있는 컴퓨터에서는 두 방식이 같은 일을 하므로 값으로는 차이를 볼 수 없습니다. 대신 빠른
+    방식이 고정을 요청하고 비동기 복사를 요청하는지를 호출로 확인합니다.
+    """
+    calls = []
+    plain_to = torch.Tensor.to
+
+    def fake_pin_memory(self, *args, **kwargs):
+        calls.append(("pin_memory", args, kwargs))
+        return self.clone()
+
+    def recording_to(self, *args, **kwargs):
+        calls.append(("to", args, kwargs))
+        return plain_to(self, "cpu")
+
+    monkeypatch.setattr(torch.accelerator, "is_available", lambda: True)
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("cuda"))
+    monkeypatch.setattr(torch.Tensor, "pin_memory", fake_pin_memory)
+    monkeypatch.setattr(torch.Tensor, "to", recording_to)
+    return calls
+
+
+def test_fast_copy_pins_once_and_copies_without_blocking(recorded_calls):
+    batch = tip2.make_batch(batch_size=2, image_size=4)
+    pinned = tip2.pin_batch(batch)
+    assert [name for name, _, _ in recorded_calls] == ["pin_memory", "pin_memory"]
+    recorded_calls.clear()
+    tip2.copy_pinned(pinned, "cuda")
+    assert recorded_calls == [("to", ("cuda",), {"non_blocking": True})] * 2
+
+
+def test_slow_copy_neither_pins_nor_skips_waiting(recorded_calls):
+    tip2.copy_pageable(tip2.make_batch(batch_size=2, image_size=4), "cuda")
+    assert recorded_calls == [("to", ("cuda",), {})] * 2
+
+
+def test_pin_if_available_does_not_pin_on_mps(recorded_calls, monkeypatch):
+    # Apple GPU(MPS)에서는 DataLoader도 고정하지 않습니다. 같은 텐서를 그대로 돌려줍니다.
+    monkeypatch.setattr(torch.accelerator, "current_accelerator", lambda: torch.device("mps"))
+    tensor = torch.ones(3)
+    assert tip2.pin_if_available(tensor) is tensor
+    assert recorded_calls == []
 
 
 def test_make_batch_builds_images_and_labels():
@@ -180,4 +228,4 @@ def test_main_runs_on_cpu(capsys):
     assert "CUDA GPU가 있어야" in out
     if not torch.accelerator.is_available():
         assert NO_ACCELERATOR_WARNING in out
-        assert "고정된 메모리에 있는가: False" in out
+        assert "고정 메모리에 있는가: False" in out
