@@ -8,6 +8,8 @@
 """
 
 # --8<-- [start:imports]
+import contextlib
+import logging
 import os
 import shutil
 import sysconfig
@@ -18,9 +20,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 from torch._dynamo.utils import counters
-from torch.utils.benchmark import Timer
 
 # --8<-- [end:imports]
+from torch.utils.benchmark import Timer
 
 
 # --8<-- [start:model]
@@ -189,11 +191,48 @@ def missing_for_inductor_on_cpu():
 # --8<-- [end:compiler_check]
 
 
-def steady_seconds(model, x, y, min_run_time=0.3):
-    """워밍업이 끝난 뒤 학습 한 스텝의 중앙값 시간입니다. Timer는 CUDA를 동기화합니다."""
-    timer = Timer("train_step(model, x, y)", globals={"train_step": train_step, "model": model,
-                                                      "x": x, "y": y})  # fmt: skip
-    return timer.blocked_autorange(min_run_time=min_run_time).median
+# --8<-- [start:warnings]
+class _Collect(logging.Filter):
+    """경고 이상의 로그는 화면에 찍지 않고 모읍니다. 낮은 로그(TORCH_LOGS)는 그대로 둡니다."""
+
+    def __init__(self):
+        super().__init__()
+        self.records = []
+
+    def filter(self, record):
+        if record.levelno >= logging.WARNING:
+            self.records.append(record)
+            return False
+        return True
+
+
+@contextlib.contextmanager
+def compiler_warnings(names=("torch", "torch._dynamo", "torch._inductor")):
+    """torch.compile이 로그로 바로 찍는 경고(그래프 끊김 안내 등)를 모아 두었다가 돌려줍니다.
+
+    torch는 이 로거들에 자기 핸들러를 달아 stderr에 씁니다. 그 핸들러에 거르개를 잠깐 붙입니다.
+    """
+    collect = _Collect()
+    handlers = [h for name in names for h in logging.getLogger(name).handlers]
+    for handler in handlers:
+        handler.addFilter(collect)
+    try:
+        yield collect.records
+    finally:
+        for handler in handlers:
+            handler.removeFilter(collect)
+
+
+def summarize(records):
+    """모은 경고를 한 줄씩 요약합니다(첫 줄만, 같은 것은 한 번만)."""
+    firsts = dict.fromkeys(
+        record.getMessage().strip().splitlines()[0].split(", consider")[0] for record in records
+    )
+    for first in firsts:
+        print(f"  컴파일러 경고(모아 둔 것): {first}")
+
+
+# --8<-- [end:warnings]
 
 
 def max_grad_difference(a, b):
@@ -208,16 +247,20 @@ def main(device="cpu"):
 
     # 1) 그래프 끊김: 코드를 만들지 않고 추적만 하므로 빠릅니다.
     model, x, y = make_inputs(device)
-    for cls in (LoggingMLP, TensorLoggingMLP):
-        graphs, breaks, reasons = count_graph_breaks(cls().to(device), x)
-        why = f" (이유: {reasons[0]})" if reasons else ""
-        print(f"{cls.__name__}: 그래프 {graphs}개, 끊김 {breaks}번{why}")
+    with compiler_warnings() as warnings:
+        for cls in (LoggingMLP, TensorLoggingMLP):
+            graphs, breaks, reasons = count_graph_breaks(cls().to(device), x)
+            why = f" (이유: {reasons[0]})" if reasons else ""
+            print(f"{cls.__name__}: 그래프 {graphs}개, 끊김 {breaks}번{why}")
+    summarize(warnings)
 
     # 2) 다시 컴파일: 마지막 배치만 작은 경우(drop_last=False)와 모두 같은 경우(drop_last=True).
     # 세는 것이 목적이라 코드를 만들지 않는 backend="eager"로 추적만 합니다.
-    for label, sizes in (("drop_last=False", [64, 64, 40]), ("drop_last=True", [64, 64, 64])):
-        compiles = count_compiles(model, make_batches(sizes, device=device), backend="eager")
-        print(f"배치 크기 {sizes} ({label}): 그래프를 {compiles}번 만들었습니다")
+    with compiler_warnings() as warnings:
+        for label, sizes in (("drop_last=False", [64, 64, 40]), ("drop_last=True", [64, 64, 64])):
+            compiles = count_compiles(model, make_batches(sizes, device=device), backend="eager")
+            print(f"배치 크기 {sizes} ({label}): 그래프를 {compiles}번 만들었습니다")
+    summarize(warnings)
 
     # 3) 실제 컴파일(Inductor): 첫 호출 시간, 캐시, 평소 스텝 시간.
     if device.type == "cpu" and missing_for_inductor_on_cpu():
@@ -229,18 +272,27 @@ def main(device="cpu"):
         )
         return
     print(f"Inductor 캐시 폴더: {inductor_cache_dir()}")
+    print(
+        "Inductor로 컴파일합니다. 캐시가 비어 있으면 코드를 새로 만들어 컴파일해 오래 걸립니다..."
+    )
     torch._dynamo.reset()
     counters.clear()
     compiled = compile_model(model)
-    first_s = first_call_seconds(compiled, x, y)
+    with compiler_warnings() as warnings:
+        first_s = first_call_seconds(compiled, x, y)
+    summarize(warnings)
     hits, misses = fx_graph_cache_counts()
     state = "캐시에서 읽음(따뜻한 캐시)" if hits and not misses else "새로 컴파일(차가운 캐시)"
     print(f"첫 호출(컴파일 포함): {first_s:.1f} s, {state}: 캐시 hit {hits}, miss {misses}")
     reference, _, _ = make_inputs(device)
     train_step(reference, x, y)
     print(f"eager와 변화도 차이(최대): {max_grad_difference(model, reference):.2e}")
-    eager_s = steady_seconds(reference, x, y)
-    compiled_s = steady_seconds(compiled, x, y)
+    print("평소 스텝의 시간을 잽니다(eager와 컴파일한 모델)...")
+    times = {}
+    for label, net in (("eager", reference), ("컴파일", compiled)):
+        timer = Timer("f(m, x, y)", globals={"f": train_step, "m": net, "x": x, "y": y})
+        times[label] = timer.blocked_autorange(min_run_time=0.3).median
+    eager_s, compiled_s = times["eager"], times["컴파일"]
     print(
         f"평소 스텝: eager {eager_s * 1e3:.2f} ms, 컴파일 {compiled_s * 1e3:.2f} ms "
         f"({eager_s / compiled_s:.2f}배)"
@@ -249,7 +301,7 @@ def main(device="cpu"):
         print(f"컴파일 시간을 되찾는 데 필요한 스텝 수: 약 {first_s / (eager_s - compiled_s):,.0f}")
     else:
         print("이 크기에서는 컴파일한 스텝이 빠르지 않습니다. 컴파일이 언제나 이기지는 않습니다.")
-    print("같은 명령을 한 번 더 실행하면 캐시 덕분에 첫 호출이 짧아집니다.")
+    print("같은 명령을 새 프로세스로 한 번 더 실행하면 채워진 캐시 덕분에 첫 호출이 짧아집니다.")
 
 
 if __name__ == "__main__":

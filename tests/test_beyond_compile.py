@@ -5,8 +5,12 @@
 (2코어에서 차가운 컴파일이 수십 초 걸립니다).
 """
 
+import lightning as L
 import pytest
 import torch
+from torch._dynamo.utils import counters
+from torch._dynamo.variables.tensor import TensorVariable
+from torch.utils.data import DataLoader
 
 from snippets import beyond_compile as bc
 from tests.site_build import page_quotes
@@ -101,11 +105,64 @@ def test_without_a_compiler_inductor_stops_with_invalid_cxx_compiler():
     torch._dynamo.reset()
 
 
+def test_compiler_warnings_are_collected_not_printed(capfd):
+    # Tensor.item()의 그래프 끊김 안내는 프로세스에서 한 번만 나옵니다(functools.cache).
+    # 다른 테스트가 이미 냈을 수 있으니 다시 나오게 합니다.
+    TensorVariable._warn_capture_scalar_outputs.cache_clear()
+    _, x, _ = bc.make_inputs("cpu", 4, 8, 1)
+    with bc.compiler_warnings() as records:
+        bc.count_graph_breaks(bc.LoggingMLP(8, 1), x)
+    assert "Graph break from `Tensor.item()`" in records[0].getMessage()
+    # torch의 핸들러는 stderr(파일 디스크립터 2)에 바로 씁니다. 그 자리에 아무것도 나오지 않습니다.
+    assert "Graph break" not in capfd.readouterr().err
+    bc.summarize(records)
+    assert "컴파일러 경고(모아 둔 것): Graph break from `Tensor.item()`" in capfd.readouterr().out
+
+
+class TinyLightning(L.LightningModule):
+    def __init__(self):
+        super().__init__()
+        self.net = bc.TinyMLP(d_model=8, num_layers=1)
+
+    def training_step(self, batch, batch_idx):
+        x, y = batch
+        return torch.nn.functional.cross_entropy(self.net(x), y)
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=0.1)
+
+
+def test_lightning_compiles_the_step_methods_of_a_compiled_module():
+    # trainer.fit(torch.compile(module))이면 Lightning이 forward와 *_step을
+    # 같은 설정으로 컴파일합니다.
+    torch._dynamo.reset()
+    counters.clear()
+    module = TinyLightning()
+    batches = bc.make_batches([4, 4], d_model=8)
+    trainer = L.Trainer(
+        accelerator="cpu",
+        max_steps=2,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    trainer.fit(torch.compile(module, backend="eager"), DataLoader(batches, batch_size=None))
+    assert module._compiler_ctx["compiler"] == "dynamo"
+    assert counters["stats"]["unique_graphs"] >= 1  # training_step을 추적했습니다.
+    torch._dynamo.reset()
+
+
 def test_main_compiles_cold_then_reads_the_cache(monkeypatch, tmp_path, capsys):
     # 이 파일에서 유일하게 Inductor로 실제 컴파일하는 테스트입니다. 빈 캐시 폴더에서 시작합니다.
+    # g++와 Python 헤더는 README가 요구하는 것이라, 없으면 건너뛰지 않고 실패합니다.
     monkeypatch.setenv("TORCHINDUCTOR_CACHE_DIR", str(tmp_path))
-    if bc.missing_for_inductor_on_cpu():
-        pytest.skip("g++나 Python 헤더가 없어 Inductor로 컴파일할 수 없습니다")
+    missing = bc.missing_for_inductor_on_cpu()
+    assert not missing, (
+        f"Inductor로 컴파일하는 데 필요한 것이 없습니다: {', '.join(missing)}. "
+        "README의 안내대로 설치하세요(Debian/Ubuntu: apt-get install -y g++ python3-dev). "
+        "없으면 torch.compile이 첫 호출에서 InvalidCxxCompiler로 멈춥니다."
+    )
     bc.main("cpu")
     cold = capsys.readouterr().out
     bc.main("cpu")  # 같은 프로세스에서 다시: torch._dynamo.reset() 뒤 디스크 캐시를 읽습니다.
