@@ -8,7 +8,7 @@ from lightning.pytorch.profilers import PyTorchProfiler, SimpleProfiler
 from torch.utils.data import DataLoader
 
 from snippets import tip7_profiler as tip7
-from tests.site_build import ROOT, page_quotes
+from tests.site_build import page_quotes
 
 
 @pytest.mark.parametrize("n", [1, 7, 33])
@@ -34,43 +34,81 @@ def test_features_really_transform_the_signal():
     assert not torch.equal(tip7.expensive_features(signals[1]), features)
 
 
-def test_simple_profiler_report_blames_data_fetching_on_the_slow_dataset(tmp_path):
+def test_simple_profiler_report_lists_data_fetching_and_the_training_step(tmp_path):
     report = tip7.fit_with_profiler("simple", tip7.make_dataset("slow"), 8, tmp_path)
-    assert tip7.FETCH_ACTION in report and tip7.TRAINING_STEP_ACTION in report
     rows = tip7.parse_simple_report(report)
-    fetch = tip7.action_total(rows, tip7.FETCH_ACTION)
-    step = tip7.action_total(rows, tip7.TRAINING_STEP_ACTION)
-    assert fetch > 5 * step > 0  # 페이지: "training_step보다 훨씬 오래 걸립니다"
+    # 페이지가 가리키는 두 행이 보고서에 있습니다. 어느 쪽이 오래 걸렸는지는 측정이라서 테스트가
+    # 단언하지 않고, 벤치마크가 잰 보고서를 "측정 결과"에 그대로 싣습니다.
+    actions = [name for name, _, _ in rows]
+    assert tip7.FETCH_ACTION in actions and tip7.TRAINING_STEP_ACTION in actions
+    assert all(total >= 0 and 0 <= share <= 100 for _, total, share in rows)
     # 보고서는 파일(fit-simple.txt)로 남고, 반환값은 그 파일의 내용입니다.
     assert (tmp_path / "fit-simple.txt").read_text(encoding="utf-8") == report
 
 
-def test_precomputing_shrinks_the_data_step(tmp_path):
+@pytest.fixture
+def feature_calls(monkeypatch):
+    """expensive_features가 불린 횟수. 데이터셋은 부를 때마다 이 이름을 모듈에서 찾습니다."""
+    calls = []
+    original = tip7.expensive_features
+
+    def counting(signal, *args, **kwargs):
+        calls.append(signal.shape)
+        return original(signal, *args, **kwargs)
+
+    monkeypatch.setattr(tip7, "expensive_features", counting)
+    return calls
+
+
+def test_slow_dataset_computes_features_on_every_fetch(tmp_path, feature_calls):
+    steps, batch_size = 4, 16
+    tip7.fit_with_profiler(None, tip7.make_dataset("slow"), steps, tmp_path, batch_size=batch_size)
+    # 스텝마다 배치 크기만큼 다시 계산합니다(Lightning이 다음 배치를 한 개 미리 꺼낼 수 있습니다).
+    assert steps * batch_size <= len(feature_calls) <= (steps + 1) * batch_size
+
+
+def test_precomputed_dataset_computes_nothing_while_training(tmp_path, feature_calls):
+    # 병목을 고친 효과를 시간이 아니라 일의 양으로 봅니다: 학습 중에는 한 번도 계산하지 않습니다.
+    dataset = tip7.make_dataset("fast", n=64)
+    assert len(feature_calls) == 64  # 만들 때 샘플마다 한 번
+    feature_calls.clear()
+    tip7.fit_with_profiler(None, dataset, 4, tmp_path, batch_size=16)
+    assert feature_calls == []
+
+
+def test_same_report_file_is_replaced_not_appended(tmp_path):
     slow = tip7.parse_simple_report(
-        tip7.fit_with_profiler("simple", tip7.make_dataset("slow"), 8, tmp_path)
+        tip7.fit_with_profiler("simple", tip7.make_dataset("slow", n=32), 4, tmp_path)
     )
     fast = tip7.parse_simple_report(
-        tip7.fit_with_profiler("simple", tip7.make_dataset("fast"), 8, tmp_path)
+        tip7.fit_with_profiler("simple", tip7.make_dataset("fast", n=32), 4, tmp_path)
     )
     # 같은 폴더와 같은 파일 이름을 다시 써도 보고서가 이어 붙지 않습니다.
     assert len(fast) == len(slow)
-    assert tip7.action_total(fast, tip7.FETCH_ACTION) < tip7.action_total(slow, tip7.FETCH_ACTION)
+    assert [name for name, _, _ in fast].count(tip7.FETCH_ACTION) == 1
+
+
+# cProfile 표의 한 줄: "ncalls tottime percall cumtime percall 파일:줄(함수)".
+CPROFILE_ROW = re.compile(r"^\s*(\d+)(?:/\d+)?\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+[\d.]+\s+(\S+)$", re.M)
 
 
 def test_advanced_profiler_report_names_the_planted_function(tmp_path):
-    report = tip7.fit_with_profiler("advanced", tip7.make_dataset("slow", n=32), 4, tmp_path)
+    steps, batch_size = 4, 16
+    report = tip7.fit_with_profiler("advanced", tip7.make_dataset("slow", n=32), steps, tmp_path)
     # 데이터를 가져오는 동작의 cProfile 표 안에 __getitem__과 심어 둔 함수가 나와야 합니다.
     fetch_stats = report.split(f"Profile stats for: {tip7.FETCH_ACTION}")[1]
     fetch_stats = fetch_stats.split("Profile stats for:")[0]
     assert "Ordered by: cumulative time" in fetch_stats
-    assert "(__getitem__)" in fetch_stats and "(expensive_features)" in fetch_stats
-    # 페이지에 실은 발췌는 이 보고서의 실제 모양입니다: 머리글과 열 이름이 그대로 나옵니다.
-    page = (ROOT / "docs/tips/07-profiler.md").read_text(encoding="utf-8")
-    excerpt = page.split("<!-- advanced-excerpt -->")[1].split("```")[1]
-    for line in ("Profile stats for: " + tip7.FETCH_ACTION, "Ordered by: cumulative time"):
-        assert line in excerpt and line in report
-    header = "ncalls  tottime  percall  cumtime  percall filename:lineno(function)"
-    assert header in excerpt and header in report
+    calls = {where: int(n) for n, where in CPROFILE_ROW.findall(fetch_stats)}
+    getitem = [n for where, n in calls.items() if where.endswith("(__getitem__)")]
+    planted = [n for where, n in calls.items() if where.endswith("(expensive_features)")]
+    # 샘플 하나를 꺼낼 때마다 한 번씩 불렸습니다: 호출 횟수가 꺼낸 샘플 수와 같습니다.
+    assert planted and getitem and planted == getitem
+    assert planted[0] >= steps * batch_size and planted[0] % batch_size == 0
+    # 학습 스텝의 표에는 이 함수가 나오지 않습니다. 고칠 곳은 데이터 쪽입니다.
+    step_stats = report.split(f"Profile stats for: {tip7.TRAINING_STEP_ACTION}")[1]
+    step_stats = step_stats.split("Profile stats for:")[0]
+    assert "(expensive_features)" not in step_stats
 
 
 def test_pytorch_profiler_fits_and_reports_operators(tmp_path):
@@ -140,13 +178,17 @@ def test_lightning_pytorch_profiler_default_schedule_records_three_of_five_steps
     assert actions == cycle * 2
 
 
-def test_plain_pytorch_profiler_finds_the_same_bottleneck():
+@pytest.mark.parametrize("kind", ["slow", "fast"])
+def test_plain_pytorch_profiler_records_named_steps_and_the_feature_ops(kind):
     # 스케줄: 1스텝 건너뛰고 1스텝 워밍업한 뒤 3스텝을 기록하므로 배치가 5개 필요합니다.
-    model, loader = small_model_and_loader(n=40)
+    dataset = tip7.make_dataset(kind, n=40, length=32)
+    model = tip7.FeatureRegressor(features=32)
+    loader = DataLoader(dataset, batch_size=8)
     averages = {event.key: event for event in tip7.profile_plain_loop(model, loader, steps=3)}
-    fetch, step = averages["fetch_batch"], averages["train_step"]
-    assert fetch.count == step.count == 3
-    assert fetch.cpu_time_total > step.cpu_time_total
+    assert averages["fetch_batch"].count == averages["train_step"].count == 3
+    # 느린 데이터셋에서는 기록한 3스텝 동안 샘플마다 필터를 FEATURE_ROUNDS번 건 것이 보입니다.
+    tanh = averages["aten::tanh"].count if "aten::tanh" in averages else 0
+    assert tanh == (3 * 8 * tip7.FEATURE_ROUNDS if kind == "slow" else 0)
 
 
 def test_article_profile_true_fails_today():
