@@ -33,23 +33,14 @@ GROUPS = [
 ]
 
 
-@pytest.mark.parametrize("fmt", list(FORMATS))
 @pytest.mark.parametrize(("kind", "dtype"), GROUPS)
-def test_conv_step(measure, bench_device, size_key, kind, dtype, fmt):
+def test_conv_step(compare, bench_device, size_key, kind, dtype):
     size = SIZES[size_key]
-    convert, role = FORMATS[fmt]
-    model, x = convert(*cl.make_inputs(bench_device, kind, **size))
-    groups = cl.KINDS[kind](size["channels"])
-    out = measure(
-        cl.train_step,
-        model,
-        x,
-        DTYPES[dtype],
-        key=f"{kind}-{dtype}-{fmt}",
-        group=f"{kind}-{dtype}",
-        variant=fmt,
-        role=role,
-        params={**size, "groups": groups, "dtype": dtype},
-        per_call={"samples": size["batch"]},
-    )
-    assert out.shape == x.shape
+    params = {**size, "groups": cl.KINDS[kind](size["channels"]), "dtype": dtype}
+    group = compare(f"{kind}-{dtype}", params=params, per_call={"samples": size["batch"]})
+    for fmt, (convert, role) in FORMATS.items():
+        model, x = convert(*cl.make_inputs(bench_device, kind, **size))
+        group.add(fmt, cl.train_step, model, x, DTYPES[dtype], key=f"{kind}-{dtype}-{fmt}",
+                  role=role)  # fmt: skip
+    for out in group.run().values():
+        assert out.shape == x.shape

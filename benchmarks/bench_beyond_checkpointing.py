@@ -1,12 +1,9 @@
 """더 나아가기 8 벤치마크: 학습 한 스텝을 체크포인팅 없이, 블록 하나 걸러, 블록마다 잽니다.
 
-시간은 순전파+역전파 한 스텝입니다. 메모리는 시간 밖에서 한 번 잽니다: 역전파를 위해 저장한
-활성값의 바이트(saved_tensors_hooks로 정확히 셈, 모든 장치)와, GPU에서는 스텝 하나의 최고 메모리
-(torch.cuda.max_memory_allocated)입니다. 시간의 천장은 따로 없습니다: 체크포인팅 없는 스텝이
-이 모델이 낼 수 있는 가장 빠른 스텝이고, 체크포인팅은 순전파를 한 번 더 하는 값을 치릅니다.
+시간은 순전파+역전파 한 스텝입니다. 메모리는 시간 밖에서 셉니다: 역전파를 위해 저장한 활성값의
+바이트(saved_tensors_hooks로 정확히 셈)와 스텝 하나의 최대 메모리 증가(benchmarks/memory.py).
+시간의 천장은 따로 없습니다: 체크포인팅은 순전파를 한 번 더 하는 값을 치릅니다.
 """
-
-import gc
 
 import pytest
 import torch
@@ -32,31 +29,16 @@ VARIANTS = {
 
 
 @pytest.mark.measures("step")
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_train_step(measure, bench_device, size_key, name):
+def test_train_step(compare, bench_device, size_key):
     size = dict(SIZES[size_key])
     dtype_name = size.pop("dtype")
-    forward, role = VARIANTS[name]
-    model, x, y = ck.make_inputs(bench_device, **size, dtype=DTYPES[dtype_name])
-    metrics = {"saved_activation_mib": ck.saved_activation_bytes(model, forward, x, y) / 2**20}
-    if bench_device.type == "cuda":
-        gc.collect()  # 앞 변형의 모델이 남아 최고점에 섞이지 않게 합니다.
-        ck.train_step(model, forward, x, y)  # 첫 스텝의 할당을 최고점에서 뺍니다.
-        model.zero_grad(set_to_none=True)
-        peak = ck.peak_memory_of(ck.train_step, model, forward, x, y)
-        metrics["peak_memory_mib"] = peak / 2**20
-    loss = measure(
-        ck.train_step,
-        model,
-        forward,
-        x,
-        y,
-        key=name,
-        group="step",
-        variant=name,
-        role=role,
-        params={**size, "dtype": dtype_name},
-        per_call={"tokens": size["batch"] * size["seq_len"]},
-        metrics=metrics,
-    )
-    assert torch.isfinite(loss)
+    group = compare("step", params={**size, "dtype": dtype_name},
+                    per_call={"tokens": size["batch"] * size["seq_len"]})  # fmt: skip
+    for name, (forward, role) in VARIANTS.items():
+        model, x, y = ck.make_inputs(bench_device, **size, dtype=DTYPES[dtype_name])
+        saved = ck.saved_activation_bytes(model, forward, x, y) / 2**20
+        ck.train_step(model, forward, x, y)  # 첫 스텝의 변화도 할당을 최고 메모리에서 뺍니다.
+        group.add(name, ck.train_step, model, forward, x, y, role=role,
+                  metrics={"saved_activation_mib": saved})  # fmt: skip
+    for loss in group.run().values():
+        assert torch.isfinite(loss)

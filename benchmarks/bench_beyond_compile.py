@@ -1,28 +1,39 @@
-"""더 나아가기 1 벤치마크: 학습 한 스텝을 eager와 torch.compile(기본 모드)로 잽니다.
+"""더 나아가기 1 벤치마크: 학습 한 스텝을 eager와 torch.compile(기본 모드)로, 첫 스텝을 새 프로세스로.
 
-컴파일한 쪽은 빈 캐시 폴더(TORCHINDUCTOR_CACHE_DIR)에서 처음 컴파일한 첫 호출 시간(차가운 캐시)과,
-같은 폴더로 다시 컴파일한 첫 호출 시간(따뜻한 캐시)을 시간 밖에서 한 번씩 잽니다. 평소 스텝의
-시간은 그다음에 잽니다. 천장은 두지 않습니다: 같은 모델을 더 빠르게 하는 한계가 하나로 정해지지
-않습니다. 평소 pytest(quick)는 2코어에서 수십 초 걸리는 Inductor 대신 aot_eager로 흐름만 봅니다.
+- "step": 컴파일이 끝난 뒤 평소 스텝(eager 대 컴파일).
+- "first-call": 새 Python 프로세스를 띄워 첫 스텝이 끝날 때까지의 시간(import 포함). 컴파일 없음,
+  빈 캐시 폴더, 앞 실행이 채운 캐시 폴더. 독자가 `python train.py`를 다시 실행할 때와 같습니다.
+  둘의 차이로 한 번의 컴파일 비용과 본전까지의 스텝 수를 냅니다(guide/pages.toml의 breakeven).
+평소 pytest(quick)는 Inductor 대신 aot_eager로 흐름만 보고 새 프로세스는 띄우지 않습니다.
 """
+
+import os
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
 
 import pytest
 import torch
 from torch._dynamo.utils import counters
 from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
-from torch._inductor.utils import clear_caches
 
 from snippets import beyond_compile as bc
 
 PAGE = "compile"
+ROOT = Path(__file__).resolve().parents[1]
 
 # 배치 크기, d_model, 층 수
 SIZES = {"quick": (8, 16, 1), "cpu": (256, 256, 2), "cuda": (4096, 1024, 4)}
-
-
-def inputs(device, size_key):
-    batch_size, d_model, num_layers = SIZES[size_key]
-    return bc.make_inputs(device, batch_size, d_model, num_layers)
+# 새 프로세스 하나가 하는 일: 모델을 만들고(컴파일하고) 첫 학습 스텝을 끝냅니다.
+FIRST_STEP = """
+import sys, torch
+from snippets import beyond_compile as bc
+device, backend, batch, d_model, layers = sys.argv[1], sys.argv[2], *map(int, sys.argv[3:6])
+model, x, y = bc.make_inputs(torch.device(device), batch, d_model, layers)
+step_model = model if backend == "none" else bc.compile_model(model, backend=backend)
+float(bc.train_step(step_model, x, y))  # 값을 읽어 GPU가 끝나기를 기다립니다.
+"""
 
 
 def params_of(size_key):
@@ -31,79 +42,60 @@ def params_of(size_key):
 
 
 @pytest.mark.measures("step")
-def test_eager_step(measure, bench_device, size_key):
-    model, x, y = inputs(bench_device, size_key)
-    bc.train_step(model, x, y)
-    loss = measure(
-        bc.train_step,
-        model,
-        x,
-        y,
-        key="eager",
-        group="step",
-        variant="eager",
-        role="baseline",
-        params=params_of(size_key),
-        per_call={"samples": x.shape[0]},
-    )
-    assert torch.isfinite(loss)
-
-
-@pytest.mark.measures("step")
-def test_compiled_step(measure, bench_device, size_key, tmp_path):
-    # 빈 캐시 폴더에서 시작해야 차가운 캐시의 컴파일 시간입니다. temporary_cache_dir는 폴더를 바꾸고
-    # 이 프로세스의 메모리 캐시도 비웁니다(끝나면 원래 폴더로 되돌립니다).
-    with temporary_cache_dir(str(tmp_path)):
-        measure_compiled_step(measure, bench_device, size_key)
-
-
-def measure_compiled_step(measure, bench_device, size_key):
+def test_steady_step(compare, bench_device, size_key, tmp_path):
     backend = "aot_eager" if size_key == "quick" else "inductor"
-    model, x, y = inputs(bench_device, size_key)
-    torch._dynamo.reset()
-    counters.clear()
-    cold_s = bc.first_call_seconds(bc.compile_model(model, backend=backend), x, y)
-    cold_counts = bc.fx_graph_cache_counts()
-    # 같은 캐시 폴더로 처음부터 다시 컴파일합니다. 메모리 캐시를 비워, 새 프로세스가 같은 폴더를
-    # 쓰는 경우처럼 디스크의 캐시만 읽게 합니다.
-    torch._dynamo.reset()
-    clear_caches()
-    counters.clear()
-    compiled = bc.compile_model(model, backend=backend)
-    warm_s = bc.first_call_seconds(compiled, x, y)
-    warm_counts = bc.fx_graph_cache_counts()
-    graphs = counters["stats"]["unique_graphs"]
-    loss = measure(
-        bc.train_step,
-        compiled,
-        x,
-        y,
-        key="compiled",
-        group="step",
-        variant="compiled",
-        role="recommended",
-        params=params_of(size_key),
-        per_call={"samples": x.shape[0]},
-        metrics={"compile_s": cold_s},
-    )
-    assert torch.isfinite(loss)
-    assert counters["stats"]["unique_graphs"] == graphs, "재는 동안 다시 컴파일했습니다"
-    measure.computed(
-        key="cold-cache",
-        group="first-call",
-        variant="cold-cache",
-        role="baseline",
-        params=params_of(size_key),
-        metrics={"compile_s": cold_s},
-    )
-    measure.computed(
-        key="warm-cache",
-        group="first-call",
-        variant="warm-cache",
-        role="recommended",
-        params=params_of(size_key),
-        metrics={"compile_s": warm_s},
-    )
-    if backend == "inductor":
-        assert cold_counts[1] > 0, "차가운 캐시인데 캐시에서 읽었습니다"
-        assert warm_counts == (cold_counts[1], 0), "따뜻한 캐시인데 다시 컴파일했습니다"
+    batch_size = SIZES[size_key][0]
+    group = compare("step", params=params_of(size_key), per_call={"samples": batch_size})
+    # 빈 캐시 폴더에서 컴파일합니다(앞선 실행의 캐시를 읽지 않게). 끝나면 원래 폴더로 돌아갑니다.
+    with temporary_cache_dir(str(tmp_path)):
+        torch._dynamo.reset()
+        counters.clear()
+        model, x, y = bc.make_inputs(bench_device, *SIZES[size_key])
+        group.add("eager", bc.train_step, model, x, y, role="baseline")
+        compiled = bc.compile_model(
+            bc.make_inputs(bench_device, *SIZES[size_key])[0], backend=backend
+        )
+        bc.train_step(compiled, x, y)  # 컴파일은 시간 밖에서 끝냅니다.
+        graphs = counters["stats"]["unique_graphs"]
+        group.add("compiled", bc.train_step, compiled, x, y, role="recommended")
+        for loss in group.run().values():
+            assert torch.isfinite(loss)
+        assert counters["stats"]["unique_graphs"] == graphs, "재는 동안 다시 컴파일했습니다"
+
+
+class CacheDirs:
+    """빈 캐시(라운드마다 새 폴더)와 채워진 캐시(처음 한 번 채운 폴더)."""
+
+    def __init__(self, root):
+        self.root, self.warm = root, os.path.join(root, "warm")
+        self.cold = None
+
+    def fresh(self):
+        self.cold = tempfile.mkdtemp(dir=self.root, prefix="cold-")
+
+
+def first_step(device, backend, size, cache_dir):
+    """새 프로세스에서 첫 학습 스텝까지. 캐시 폴더는 TORCHINDUCTOR_CACHE_DIR로 넘깁니다."""
+    env = {
+        **os.environ,
+        "TORCHINDUCTOR_CACHE_DIR": cache_dir() if callable(cache_dir) else cache_dir,
+    }
+    command = [sys.executable, "-c", FIRST_STEP, device.type, backend, *map(str, size)]
+    subprocess.run(command, cwd=ROOT, env=env, check=True, capture_output=True, timeout=900)
+
+
+@pytest.mark.measures("first-call")
+def test_first_step_in_a_new_process(compare, bench_device, size_key, tmp_path):
+    size = SIZES[size_key]
+    dirs = CacheDirs(str(tmp_path))
+    dirs.fresh()
+    # 새 프로세스를 띄우는 라운드는 비싸서(빈 캐시는 CPU에서 수십 초) 세 라운드만 잽니다.
+    group = compare("first-call", params=params_of(size_key), max_rounds=3)
+    group.add("first-call-eager", first_step, bench_device, "none", size, dirs.warm,
+              role="baseline", memory=False, smoke=False)  # fmt: skip
+    group.add("cold-cache", first_step, bench_device, "inductor", size, lambda: dirs.cold,
+              role="other", memory=False, before_round=dirs.fresh, smoke=False)  # fmt: skip
+    group.add("warm-cache", first_step, bench_device, "inductor", size, dirs.warm,
+              role="recommended", memory=False, smoke=False)  # fmt: skip
+    # 채워진 캐시: 라운드 전에 한 번 컴파일해 폴더를 채웁니다(준비 단계의 첫 호출이 합니다).
+    group.run()

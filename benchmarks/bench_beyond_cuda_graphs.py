@@ -5,6 +5,8 @@ reduce-overhead(CUDA 그래프), torch.cuda.graph 직접 기록으로 잽니다(
 계산이나 대역폭이 아닙니다. 직접 기록한 그래프가 "컴파일 없이 그래프만" 쓴 경우입니다.
 """
 
+import time
+
 import pytest
 import torch
 
@@ -20,6 +22,7 @@ NO_CUDA_GRAPHS_ON_CPU = (
     "재생하는 기능이라 CPU에는 없습니다."
 )
 
+# 변형 → (역할, 모델로 실행할 함수를 만드는 방법). 만드는 데 든 시간(컴파일, 기록)을 한 번의 비용으로 남깁니다.
 VARIANTS = {
     "eager": ("baseline", lambda model, x: model),
     "compile-default": ("other", lambda model, x: cg.compile_default(model)),
@@ -29,29 +32,23 @@ VARIANTS = {
 
 
 @pytest.mark.measures("inference")
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_inference_batch(measure, bench_device, size_key, name):
+def test_inference_batch(compare, bench_device, size_key):
     if bench_device.type != "cuda":
         pytest.skip(NO_CUDA_GRAPHS_ON_CPU)
     batch_size, d_model, num_layers = SIZES[size_key]
-    model, batches = cg.make_inputs(bench_device, batch_size, d_model, num_layers, num_batches=2)
-    torch._dynamo.reset()
-    role, build = VARIANTS[name]
-    fn = build(model, batches[0])
-    cg.predict_all_safe(fn, batches)  # 컴파일과 기록은 시간 밖에서 끝냅니다.
-    x = batches[0]
-
-    @torch.no_grad()
-    def one_batch():
-        return fn(x)
-
-    out = measure(
-        one_batch,
-        key=name,
-        group="inference",
-        variant=name,
-        role=role,
-        params={"batch_size": batch_size, "layers": num_layers, "d_model": d_model},
-        per_call={"samples": batch_size},
-    )
-    assert out.shape == (batch_size, d_model)
+    group = compare("inference", params={"batch_size": batch_size, "layers": num_layers,
+                    "d_model": d_model}, per_call={"samples": batch_size})  # fmt: skip
+    for name, (role, build) in VARIANTS.items():
+        model, batches = cg.make_inputs(
+            bench_device, batch_size, d_model, num_layers, num_batches=2
+        )
+        torch._dynamo.reset()
+        started = time.perf_counter()
+        fn = build(model, batches[0])
+        cg.predict_all_safe(fn, batches)  # 컴파일과 기록은 시간 밖에서 끝냅니다.
+        torch.cuda.synchronize(bench_device)
+        one_time = time.perf_counter() - started
+        group.add(name, torch.no_grad()(fn), batches[0], role=role,
+                  metrics={"one_time_s": one_time})  # fmt: skip
+    for out in group.run().values():
+        assert out.shape == (batch_size, d_model)

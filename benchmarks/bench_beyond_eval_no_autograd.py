@@ -4,7 +4,7 @@
    저장된 활성값의 크기(saved_activation_mib)를 같은 실행에서 셉니다. autograd를 켠 채 손실을
    텐서로 더하면 평가가 끝날 때까지 모든 배치의 그래프가 살아 있으므로, 이 값만큼 메모리를
    차지합니다.
-   GPU에서는 최대 메모리(peak_memory_mib)도 남깁니다. 천장은 없습니다.
+   최대 메모리 증가(peak_memory_mib)는 모든 변형에서 잽니다. 천장은 없습니다.
 2. debug: 같은 학습 스텝을 아무것도 켜지 않고(기준), 이상 탐지를 켜고, 프로파일러를 켜고 잽니다.
    프로파일러는 끝날 때 기록을 정리하는 시간까지 들어갑니다.
 """
@@ -68,58 +68,27 @@ def saved_activation_mib(fn, *args):
     return sum(nbytes for _, nbytes in seen) / 2**20
 
 
-def peak_memory_mib(fn, *args):
-    torch.cuda.synchronize()
-    torch.cuda.reset_peak_memory_stats()
-    before = torch.cuda.memory_allocated()
-    result = fn(*args)
-    torch.cuda.synchronize()
-    del result
-    return (torch.cuda.max_memory_allocated() - before) / 2**20
-
-
 @pytest.mark.measures("eval")
-@pytest.mark.parametrize("variant", list(EVAL_VARIANTS))
-def test_eval(measure, bench_device, size_key, variant):
+def test_eval(compare, bench_device, size_key):
     config = SIZES[size_key]["eval"]
-    model, batches = setup(config, bench_device)
-    fn, role = EVAL_VARIANTS[variant]
-    metrics = {"saved_activation_mib": saved_activation_mib(fn, model, batches)}
-    if bench_device.type == "cuda":
-        metrics["peak_memory_mib"] = peak_memory_mib(fn, model, batches)
-    samples = config["batches"] * config["batch_size"]
-    loss, _accuracy = measure(
-        fn,
-        model,
-        batches,
-        key=variant,
-        group="eval",
-        variant=variant,
-        role=role,
-        params={"batch_size": config["batch_size"], "batches": config["batches"]},
-        per_call={"samples": samples},
-        metrics=metrics,
-    )
-    assert torch.isfinite(loss)
+    group = compare("eval", params={"batch_size": config["batch_size"], "batches": config["batches"]},
+                    per_call={"samples": config["batches"] * config["batch_size"]})  # fmt: skip
+    for variant, (fn, role) in EVAL_VARIANTS.items():
+        model, batches = setup(config, bench_device)
+        saved = saved_activation_mib(fn, model, batches)
+        group.add(variant, fn, model, batches, role=role, metrics={"saved_activation_mib": saved})
+    for loss, _accuracy in group.run().values():
+        assert torch.isfinite(loss)
 
 
 @pytest.mark.measures("debug")
-@pytest.mark.parametrize("variant", list(DEBUG_VARIANTS))
-def test_debug_tools(measure, bench_device, size_key, variant):
+def test_debug_tools(compare, bench_device, size_key):
     config = SIZES[size_key]["debug"]
-    model, batches = setup(config, bench_device)
-    optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
-    fn, role = DEBUG_VARIANTS[variant]
-    loss = measure(
-        fn,
-        model,
-        optimizer,
-        batches,
-        key=variant,
-        group="debug",
-        variant=variant,
-        role=role,
-        params={"steps": config["batches"], "layers": config["layers"]},
-        per_call={"steps": config["batches"]},
-    )
-    assert torch.isfinite(loss)
+    group = compare("debug", params={"steps": config["batches"], "layers": config["layers"]},
+                    per_call={"steps": config["batches"]})  # fmt: skip
+    for variant, (fn, role) in DEBUG_VARIANTS.items():
+        model, batches = setup(config, bench_device)
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.001)
+        group.add(variant, fn, model, optimizer, batches, role=role)
+    for loss in group.run().values():
+        assert torch.isfinite(loss)

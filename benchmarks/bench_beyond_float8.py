@@ -13,6 +13,7 @@ import time
 import pytest
 import torch
 
+from benchmarks import ceilings
 from snippets import beyond_float8 as f8
 
 PAGE = "float8"
@@ -26,7 +27,6 @@ SIZES = {
     },
 }
 CEILING_N = {"quick": 64, "cpu": 0, "cuda": 8192}
-ROUNDS = 10
 
 
 def skip_reason(device):
@@ -39,65 +39,43 @@ def skip_reason(device):
 def size_cases():
     """크기마다 묶음이 따로 있어, 건너뛸 때도 어느 묶음을 재지 못했는지 남깁니다."""
     return [
-        pytest.param(size, variant, marks=pytest.mark.measures(f"step-{size}"))
+        pytest.param(size, marks=pytest.mark.measures(f"step-{size}"))
         for size in ("small", "large")
-        for variant in ("bf16", "float8")
     ]
 
 
-@pytest.mark.parametrize(("size", "variant"), size_cases())
-def test_step(measure, bench_device, size_key, size, variant):
+@pytest.mark.parametrize("size", size_cases())
+def test_step(compare, bench_device, size_key, size):
     reason = skip_reason(bench_device)
     if reason:
         pytest.skip(reason)
     config = SIZES[size_key].get(size)
     if config is None:
         pytest.skip("이 크기는 작은 입력 실행(quick)에서는 돌리지 않습니다.")
-    model = f8.make_model(config["dim"], config["hidden"]).to(bench_device)
-    flops = f8.linear_flops(model, config["tokens"])
-    wrap = f8.bf16_model if variant == "bf16" else f8.float8_model
-    model = wrap(model)
-    optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+    group = compare(f"step-{size}", params=config)
     x = f8.make_inputs(config["tokens"], config["dim"]).to(bench_device)
-    started = time.perf_counter()
-    f8.train_step(model, optimizer, x)  # 첫 호출에서 컴파일합니다.
-    torch.cuda.synchronize()
-    compile_s = time.perf_counter() - started
-    loss = measure(
-        f8.train_step,
-        model,
-        optimizer,
-        x,
-        key=f"{size}-{variant}",
-        group=f"step-{size}",
-        variant=variant,
-        role="baseline" if variant == "bf16" else "recommended",
-        params={"dim": config["dim"], "hidden": config["hidden"], "tokens": config["tokens"]},
-        per_call={"flops": flops, "tokens": config["tokens"], "steps": 1},
-        metrics={"compile_s": compile_s},
-        ceiling="matmul-bf16",
-        rounds=ROUNDS,
-    )
-    assert torch.isfinite(loss)
+    for variant, wrap, role in (("bf16", f8.bf16_model, "baseline"),
+                                ("float8", f8.float8_model, "recommended")):  # fmt: skip
+        model = f8.make_model(config["dim"], config["hidden"]).to(bench_device)
+        flops = f8.linear_flops(model, config["tokens"])
+        model = wrap(model)
+        optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+        started = time.perf_counter()
+        f8.train_step(model, optimizer, x)  # 첫 호출에서 컴파일합니다.
+        torch.cuda.synchronize()
+        group.add(variant, f8.train_step, model, optimizer, x, key=f"{size}-{variant}", role=role,
+                  per_call={"flops": flops, "tokens": config["tokens"], "steps": 1},
+                  metrics={"compile_s": time.perf_counter() - started}, ceiling="matmul-bf16")  # fmt: skip
+    for loss in group.run().values():
+        assert torch.isfinite(loss)
     torch._dynamo.reset()  # 다음 크기의 컴파일이 앞의 캐시와 섞이지 않게 합니다.
 
 
 @pytest.mark.measures("ceiling")
-def test_bf16_matmul_ceiling(measure, bench_device, size_key):
+def test_bf16_matmul_ceiling(compare, bench_device, size_key):
     reason = skip_reason(bench_device)
     if reason:
         pytest.skip(reason)
-    n = CEILING_N[size_key]
-    a = torch.randn(n, n, device=bench_device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=bench_device, dtype=torch.bfloat16)
-    measure(
-        torch.mm,
-        a,
-        b,
-        key="matmul-bf16",
-        group="ceiling",
-        variant="matmul-bf16",
-        role="ceiling",
-        params={"n": n},
-        per_call={"flops": 2 * n**3},
-    )
+    group = compare("ceiling")
+    ceilings.add_matmul(group, "matmul-bf16", CEILING_N[size_key], torch.bfloat16, bench_device)
+    group.run()

@@ -4,8 +4,8 @@
 
 1. accumulation: 한 프로세스에서 큰 배치 한 번(기준) vs 같은 배치를 마이크로배치로 나눠 누적.
    누적은 빨라지려고 쓰는 것이 아니라 메모리에 안 들어가는 배치를 쓰려고 씁니다. 그래서 시간의
-   비용과 함께, 역전파를 위해 저장하는 활성값의 크기(saved_activation_mib)를 같은 실행에서 셉니다.
-   GPU에서는 최대 메모리(peak_memory_mib)도 남깁니다.
+   비용과 함께, 역전파를 위해 저장하는 활성값의 크기(saved_activation_mib)와 최대 메모리 증가를
+   같은 실행에서 셉니다.
 2. ddp-sync: CPU 프로세스 2개(gloo)에서 누적 스텝 하나를 매 마이크로배치 all-reduce(기준) vs
    `no_sync()`로 마지막에만 all-reduce. 천장은 통신이 아예 없는 같은 누적 스텝(DDP 없이)입니다:
    `no_sync()`는 통신을 줄일 뿐 계산은 그대로이므로 이보다 빠를 수 없습니다. 스텝당 all-reduce
@@ -82,37 +82,26 @@ def single_process_setup(size, device):
 
 
 @pytest.mark.measures("accumulation")
-@pytest.mark.parametrize("variant", ["large-batch", "accumulated"])
-def test_accumulation(measure, bench_device, size_key, variant):
+def test_accumulation(compare, bench_device, size_key):
     size = SIZES[size_key]
-    model, optimizer, x, y = single_process_setup(size, bench_device)
     k = size["micro_batches"]
-    if variant == "large-batch":
-        fn, args, role = ga.large_batch_step, (model, optimizer, x, y), "baseline"
-    else:
-        fn, args, role = ga.accumulated_step, (model, optimizer, x, y, k), "recommended"
-    # 한 번에 살아 있는 그래프의 입력: 큰 배치는 전체, 누적은 마이크로배치 하나입니다.
-    first = (x, y) if variant == "large-batch" else (x.chunk(k)[0], y.chunk(k)[0])
-    metrics = {"saved_activation_mib": saved_activation_mib(model, *first)}
-    if bench_device.type == "cuda":
-        torch.cuda.synchronize()
-        torch.cuda.reset_peak_memory_stats()
-        fn(*args)
-        torch.cuda.synchronize()
-        metrics["peak_memory_mib"] = torch.cuda.max_memory_allocated() / 2**20
-    tokens = int(ga.count_tokens(y))
-    loss = measure(
-        fn,
-        *args,
-        key=variant,
-        group="accumulation",
-        variant=variant,
-        role=role,
-        params={"micro_batches": k, "batch_size": len(x), "seq_len": x.shape[1]},
-        per_call={"tokens": tokens, "steps": 1},
-        metrics=metrics,
-    )
-    assert torch.isfinite(loss)
+    group = None
+    for variant in ("large-batch", "accumulated"):
+        model, optimizer, x, y = single_process_setup(size, bench_device)
+        if group is None:
+            group = compare("accumulation", params={"micro_batches": k, "batch_size": len(x),
+                            "seq_len": x.shape[1]}, per_call={"tokens": int(ga.count_tokens(y)),
+                            "steps": 1})  # fmt: skip
+        if variant == "large-batch":
+            fn, args, role = ga.large_batch_step, (model, optimizer, x, y), "baseline"
+        else:
+            fn, args, role = ga.accumulated_step, (model, optimizer, x, y, k), "recommended"
+        # 한 번에 살아 있는 그래프의 입력: 큰 배치는 전체, 누적은 마이크로배치 하나입니다.
+        first = (x, y) if variant == "large-batch" else (x.chunk(k)[0], y.chunk(k)[0])
+        saved = saved_activation_mib(model, *first)
+        group.add(variant, fn, *args, role=role, metrics={"saved_activation_mib": saved})
+    for loss in group.run().values():
+        assert torch.isfinite(loss)
 
 
 # --- DDP: 프로세스 2개를 한 번 띄워 두고 스텝을 시킵니다 --------------------------------------
@@ -218,8 +207,7 @@ DDP_VARIANTS = {
 
 
 @pytest.mark.measures("ddp-sync")
-@pytest.mark.parametrize("variant", list(DDP_VARIANTS))
-def test_ddp_no_sync(measure, bench_device, size_key, request, variant):
+def test_ddp_no_sync(compare, bench_device, size_key, request):
     if bench_device.type == "cuda":
         pytest.skip(
             "GPU 한 장으로는 DDP(NCCL) 프로세스 2개를 띄울 수 없어 재지 않았습니다. "
@@ -227,18 +215,13 @@ def test_ddp_no_sync(measure, bench_device, size_key, request, variant):
         )
     pool = request.getfixturevalue("ddp_pool")
     size = SIZES[size_key]
-    role = DDP_VARIANTS[variant]
-    metrics = {"allreduces_per_step": pool.allreduces_per_step(variant)}
-    x, y = ga.make_inputs(**size["inputs"])
-    measure(
-        pool.step,
-        variant,
-        key=f"ddp-{variant}",
-        group="ddp-sync",
-        variant=variant,
-        role=role,
-        params={"micro_batches": size["micro_batches"], "processes": WORLD_SIZE},
-        per_call={"tokens": int(ga.count_tokens(y)), "steps": 1},
-        metrics=metrics,
-        ceiling=None if role == "ceiling" else "ddp-no-ddp",
-    )
+    _, y = ga.make_inputs(**size["inputs"])
+    group = compare("ddp-sync", params={"micro_batches": size["micro_batches"],
+                    "processes": WORLD_SIZE}, per_call={"tokens": int(ga.count_tokens(y)),
+                    "steps": 1})  # fmt: skip
+    for variant, role in DDP_VARIANTS.items():
+        metrics = {"allreduces_per_step": pool.allreduces_per_step(variant)}
+        # 계산은 다른 프로세스에서 하므로 이 프로세스의 메모리는 재지 않습니다.
+        group.add(variant, pool.step, variant, key=f"ddp-{variant}", role=role, metrics=metrics,
+                  ceiling=None if role == "ceiling" else "ddp-no-ddp", memory=False)  # fmt: skip
+    group.run()

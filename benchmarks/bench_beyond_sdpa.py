@@ -10,6 +10,7 @@ import pytest
 import torch
 from torch.nn.attention import SDPBackend
 
+from benchmarks import ceilings
 from snippets import beyond_sdpa as sdpa
 
 PAGE = "sdpa"
@@ -34,49 +35,24 @@ VARIANTS = {
 
 
 @pytest.mark.measures("fwd-bwd")
-@pytest.mark.parametrize("name", list(VARIANTS))
-def test_attention(measure, bench_device, size_key, name):
+def test_attention(compare, bench_device, size_key):
     size = dict(SIZES[size_key])
     dtype_name = size.pop("dtype")
-    attention, role = VARIANTS[name]
     q, k, v, grad_out = sdpa.make_inputs(bench_device, **size, dtype=DTYPES[dtype_name])
-    params = {**size, "dtype": dtype_name}
-    if name != "by-hand":
-        params["kernel"] = sdpa.kernel_used(attention, q, k, v)
-    grads = measure(
-        sdpa.forward_backward,
-        attention,
-        q,
-        k,
-        v,
-        grad_out,
-        key=name,
-        group="fwd-bwd",
-        variant=name,
-        role=role,
-        params=params,
-        per_call={"flops": sdpa.attention_flops(**size)},
-        ceiling="matmul",
-    )
-    assert [g.shape for g in grads] == [q.shape] * 3
+    group = compare("fwd-bwd", params={**size, "dtype": dtype_name},
+                    per_call={"flops": sdpa.attention_flops(**size)})  # fmt: skip
+    for name, (attention, role) in VARIANTS.items():
+        # 각 SDPA가 실제로 고른 커널은 시간 밖에서 한 번 확인해 이름에 넣습니다.
+        kernel = {} if name == "by-hand" else {"kernel": sdpa.kernel_used(attention, q, k, v)}
+        group.add(name, sdpa.forward_backward, attention, q, k, v, grad_out, role=role,
+                  params=kernel, ceiling="matmul")  # fmt: skip
+    for grads in group.run().values():
+        assert [g.shape for g in grads] == [q.shape] * 3
 
 
 @pytest.mark.measures("ceiling")
-def test_matmul_ceiling(measure, bench_device, size_key):
-    n = MATMUL_SIZES[size_key]
+def test_matmul_ceiling(compare, bench_device, size_key):
     dtype_name = SIZES[size_key]["dtype"]
-    # 0으로 채운 행렬은 실제 데이터보다 빠를 수 있으므로 무작위 값을 씁니다.
-    a = torch.randn(n, n, device=bench_device, dtype=DTYPES[dtype_name])
-    b = torch.randn(n, n, device=bench_device, dtype=DTYPES[dtype_name])
-    product = measure(
-        torch.matmul,
-        a,
-        b,
-        key="matmul",
-        group="ceiling",
-        variant="matmul",
-        role="ceiling",
-        params={"n": n, "dtype": dtype_name},
-        per_call={"flops": 2 * n**3},
-    )
-    assert product.shape == (n, n)
+    group = compare("ceiling", params={"dtype": dtype_name})
+    ceilings.add_matmul(group, "matmul", MATMUL_SIZES[size_key], DTYPES[dtype_name], bench_device)
+    group.run()

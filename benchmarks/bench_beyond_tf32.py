@@ -7,6 +7,7 @@
 import pytest
 import torch
 
+from benchmarks import ceilings
 from snippets import beyond_tf32 as bt
 
 PAGE = "tf32"
@@ -31,65 +32,37 @@ def skip_without_cuda(device, size_key):
 
 
 @pytest.mark.measures("matmul")
-@pytest.mark.parametrize("precision", ["ieee", "tf32"])
-def test_matmul(measure, bench_device, size_key, precision):
+def test_matmul(compare, bench_device, size_key):
     skip_without_cuda(bench_device, size_key)
     n = SIZES[size_key]["n"]
     (a, b), _ = bt.make_inputs(bench_device, n=n, channels=1, size=1, batch_size=1)
-    fn = bt.matmul_ieee if precision == "ieee" else bt.matmul_tf32
     before = bt.fp32_settings()
-    product = measure(
-        fn,
-        a,
-        b,
-        key=f"matmul-{precision}",
-        group="matmul",
-        variant=f"matmul-{precision}",
-        role="baseline" if precision == "ieee" else "recommended",
-        params={"n": n},
-        per_call={"flops": 2 * n**3},
-        ceiling="matmul-bf16",
-    )
-    assert product.shape == (n, n)
+    group = compare("matmul", params={"n": n}, per_call={"flops": 2 * n**3})
+    group.add("matmul-ieee", bt.matmul_ieee, a, b, role="baseline", ceiling="matmul-bf16")
+    group.add("matmul-tf32", bt.matmul_tf32, a, b, role="recommended", ceiling="matmul-bf16")
+    for product in group.run().values():
+        assert product.shape == (n, n)
     assert bt.fp32_settings() == before
 
 
 @pytest.mark.measures("conv")
-@pytest.mark.parametrize("precision", ["ieee", "tf32"])
-def test_conv(measure, bench_device, size_key, precision):
+def test_conv(compare, bench_device, size_key):
     skip_without_cuda(bench_device, size_key)
     batch_size, channels, size = SIZES[size_key]["conv"]
     _, (x, weight) = bt.make_inputs(bench_device, 1, channels, size, batch_size)
-    fn = bt.conv_ieee if precision == "ieee" else bt.conv_tf32
-    out = measure(
-        fn,
-        x,
-        weight,
-        key=f"conv-{precision}",
-        group="conv",
-        variant=f"conv-{precision}",
-        role="baseline" if precision == "ieee" else "recommended",
-        params={"batch_size": batch_size, "channels": channels, "size": size},
-        # 3×3 합성곱: 출력 원소마다 입력 채널 × 9번 곱하고 더합니다.
-        per_call={"flops": 2 * batch_size * channels * size * size * channels * 9},
-    )
-    assert out.shape == x.shape
+    # 3×3 합성곱: 출력 원소마다 입력 채널 × 9번 곱하고 더합니다.
+    flops = 2 * batch_size * channels * size * size * channels * 9
+    group = compare("conv", params={"batch_size": batch_size, "channels": channels, "size": size},
+                    per_call={"flops": flops})  # fmt: skip
+    group.add("conv-ieee", bt.conv_ieee, x, weight, role="baseline")
+    group.add("conv-tf32", bt.conv_tf32, x, weight, role="recommended")
+    for out in group.run().values():
+        assert out.shape == x.shape
 
 
 @pytest.mark.measures("ceiling")
-def test_bf16_matmul_ceiling(measure, bench_device, size_key):
+def test_bf16_matmul_ceiling(compare, bench_device, size_key):
     skip_without_cuda(bench_device, size_key)
-    n = SIZES[size_key]["n"]
-    a = torch.randn(n, n, device=bench_device, dtype=torch.bfloat16)
-    b = torch.randn(n, n, device=bench_device, dtype=torch.bfloat16)
-    measure(
-        torch.matmul,
-        a,
-        b,
-        key="matmul-bf16",
-        group="ceiling",
-        variant="matmul-bf16",
-        role="ceiling",
-        params={"n": n},
-        per_call={"flops": 2 * n**3},
-    )
+    group = compare("ceiling")
+    ceilings.add_matmul(group, "matmul-bf16", SIZES[size_key]["n"], torch.bfloat16, bench_device)
+    group.run()

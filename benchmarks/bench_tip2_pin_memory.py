@@ -36,9 +36,6 @@ TRAINING = {
     "cuda": {"batch_size": 64, "image_size": 224, "overlap_steps": 16, "loader_steps": 64},
     "quick": {"batch_size": 2, "image_size": 16, "overlap_steps": 2, "loader_steps": 2},
 }
-# DataLoader 그룹은 호출 한 번이 에폭 하나(0.1초 이상)라서 라운드 수를 정해 줍니다.
-LOADER_ROUNDS = 5
-
 NO_CUDA = "CUDA GPU가 없어서 재지 않았습니다. "
 REASONS = {
     "copy": NO_CUDA + "고정된 메모리는 CPU에서 GPU로 복사할 때만 의미가 있습니다.",
@@ -59,55 +56,39 @@ def pin_then_copy(batch, device):
     return tip2.copy_pinned(tip2.pin_batch(batch), device)
 
 
-# 역할 → (결과 key이자 pages.toml의 변형 이름, 복사 함수)
+# 변형 → (역할, 복사 함수, 복사 전에 고정해 두는지)
 COPIES = {
-    "baseline": ("pageable-copy", tip2.copy_pageable),
-    "recommended": ("pinned-copy", tip2.copy_pinned),
-    "other": ("pin-then-copy", pin_then_copy),
+    "pageable-copy": ("baseline", tip2.copy_pageable, False),
+    "pinned-copy": ("recommended", tip2.copy_pinned, True),
+    "pin-then-copy": ("other", pin_then_copy, False),
 }
 
 
 @pytest.mark.measures("batch-copy")
-@pytest.mark.parametrize("role", list(COPIES))
-def test_batch_copy(measure, bench_device, size_key, role):
+def test_batch_copy(compare, bench_device, size_key):
     require_cuda(bench_device, "copy")
-    key, copy = COPIES[role]
     pageable = tip2.make_batch(**BATCH[size_key])
-    batch = tip2.pin_batch(pageable) if role == "recommended" else pageable
-    nbytes = sum(t.nbytes for t in batch)
-    copied = measure(
-        copy,
-        batch,
-        bench_device,
-        key=key,
-        group="batch-copy",
-        variant=key,
-        role=role,
-        params={"mib": round(nbytes / 2**20)},
-        per_call={"bytes": nbytes},
-        ceiling="pinned-copy-ceiling",
-    )
-    assert [t.device.type for t in copied] == ["cuda", "cuda"]
-    assert [t.shape for t in copied] == [t.shape for t in batch]
+    nbytes = sum(t.nbytes for t in pageable)
+    group = compare("batch-copy", params={"mib": round(nbytes / 2**20)}, per_call={"bytes": nbytes})
+    for variant, (role, copy, pinned) in COPIES.items():
+        batch = tip2.pin_batch(pageable) if pinned else pageable
+        group.add(variant, copy, batch, bench_device, role=role, ceiling="pinned-copy-ceiling")
+    for copied in group.run().values():
+        assert [t.device.type for t in copied] == ["cuda", "cuda"]
+        assert [t.shape for t in copied] == [t.shape for t in pageable]
 
 
 @pytest.mark.measures("ceiling")
-def test_pinned_copy_ceiling(measure, bench_device, size_key):
+def test_pinned_copy_ceiling(compare, bench_device, size_key):
     require_cuda(bench_device, "ceiling")
     # 값은 무작위로 채웁니다(0으로 채운 메모리는 실제 데이터와 다르게 빠를 수 있습니다).
     source = torch.rand(CEILING_ELEMENTS[size_key], pin_memory=True)
     target = torch.empty_like(source, device=bench_device)
-    measure(
-        target.copy_,
-        source,
-        True,  # non_blocking: 고정된 원본에서 복사 엔진이 바로 읽습니다.
-        key="pinned-copy-ceiling",
-        group="ceiling",
-        variant="pinned-copy-ceiling",
-        role="ceiling",
-        params={"gib": round(source.nbytes / 2**30, 3)},
-        per_call={"bytes": source.nbytes},
-    )
+    group = compare("ceiling", params={"gib": round(source.nbytes / 2**30, 3)},
+                    per_call={"bytes": source.nbytes})  # fmt: skip
+    # non_blocking=True: 고정된 원본에서 복사 엔진이 바로 읽습니다.
+    group.add("pinned-copy-ceiling", target.copy_, source, True, role="ceiling")
+    group.run()
     assert target.device.type == "cuda"
 
 
@@ -128,17 +109,9 @@ def make_model(device):
     return model, torch.optim.SGD(model.parameters(), lr=0.01)
 
 
-TRAINERS = {
-    "baseline": ("copy-then-compute", tip2.train_one_epoch),
-    "recommended": ("prefetch-on-stream", tip2.train_with_prefetch),
-}
-
-
 @pytest.mark.measures("overlap")
-@pytest.mark.parametrize("role", list(TRAINERS))
-def test_overlap(measure, bench_device, size_key, role):
+def test_overlap(compare, bench_device, size_key):
     require_cuda(bench_device, "overlap")
-    key, train = TRAINERS[role]
     size = TRAINING[size_key]
     steps = size["overlap_steps"]
     # DataLoader(pin_memory=True)가 주는 것과 같은, 고정된 배치 목록입니다. 배치마다 다른 값입니다.
@@ -146,26 +119,20 @@ def test_overlap(measure, bench_device, size_key, role):
         tip2.pin_batch(tip2.make_batch(size["batch_size"], size["image_size"]))
         for _ in range(steps)
     ]
-    model, optimizer = make_model(bench_device)
-    loss = measure(
-        train,
-        model,
-        batches,
-        optimizer,
-        bench_device,
-        key=key,
-        group="overlap",
-        variant=key,
-        role=role,
-        params={"batch_size": size["batch_size"], "steps": steps},
-        per_call={"steps": steps},
-    )
-    assert loss.device.type == "cuda"
+    group = compare("overlap", params={"batch_size": size["batch_size"], "steps": steps},
+                    per_call={"steps": steps})  # fmt: skip
+    for variant, role, train in [
+        ("copy-then-compute", "baseline", tip2.train_one_epoch),
+        ("prefetch-on-stream", "recommended", tip2.train_with_prefetch),
+    ]:
+        model, optimizer = make_model(bench_device)
+        group.add(variant, train, model, batches, optimizer, bench_device, role=role)
+    for loss in group.run().values():
+        assert loss.device.type == "cuda"
 
 
 @pytest.mark.measures("loader")
-@pytest.mark.parametrize("pin_memory", [False, True], ids=["pageable", "pinned"])
-def test_dataloader_epoch(measure, bench_device, size_key, pin_memory):
+def test_dataloader_epoch(compare, bench_device, size_key):
     require_cuda(bench_device, "loader")
     size = TRAINING[size_key]
     steps = size["loader_steps"]
@@ -175,21 +142,14 @@ def test_dataloader_epoch(measure, bench_device, size_key, pin_memory):
     block = TensorDataset(*tip2.make_batch(distinct, size["image_size"]))
     dataset = ConcatDataset([block] * (steps * size["batch_size"] // distinct))
     assert len(dataset) == steps * size["batch_size"]
-    # 나머지 설정(워커 2개, shuffle)은 페이지에 보이는 make_loader의 기본값 그대로입니다.
-    loader = tip2.make_loader(dataset, batch_size=size["batch_size"], pin_memory=pin_memory)
-    model, optimizer = make_model(bench_device)
-    loss = measure(
-        tip2.train_one_epoch,
-        model,
-        loader,
-        optimizer,
-        bench_device,
-        key=f"loader-{'pinned' if pin_memory else 'pageable'}",
-        group="loader",
-        variant=f"loader-{'pinned' if pin_memory else 'pageable'}",
-        role="recommended" if pin_memory else "baseline",
-        params={"batch_size": size["batch_size"], "steps": steps},
-        per_call={"steps": steps},
-        rounds=LOADER_ROUNDS,
-    )
-    assert loss.device.type == "cuda"
+    group = compare("loader", params={"batch_size": size["batch_size"], "steps": steps},
+                    per_call={"steps": steps})  # fmt: skip
+    for pin_memory in (False, True):
+        # 나머지 설정(워커 2개, shuffle)은 페이지에 보이는 make_loader의 기본값 그대로입니다.
+        loader = tip2.make_loader(dataset, batch_size=size["batch_size"], pin_memory=pin_memory)
+        model, optimizer = make_model(bench_device)
+        variant = f"loader-{'pinned' if pin_memory else 'pageable'}"
+        role = "recommended" if pin_memory else "baseline"
+        group.add(variant, tip2.train_one_epoch, model, loader, optimizer, bench_device, role=role)
+    for loss in group.run().values():
+        assert loss.device.type == "cuda"

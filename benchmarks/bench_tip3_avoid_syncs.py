@@ -25,42 +25,29 @@ SIZES = {
     "cpu": {"steps": 20, "batch_size": 128, "features": 128},
     "quick": {"steps": 3, "batch_size": 4, "features": 8},
 }
+# 변형 → (역할, 학습 루프). 천장도 같은 묶음에 둡니다: 호출 한 번의 일이 같은 루프입니다.
 VARIANTS = {
-    "baseline": tip3.train_reading_every_step,
-    "recommended": tip3.train_reading_rarely,
-    "ceiling": tip3.train_without_reading,
+    "item-every-step": ("baseline", tip3.train_reading_every_step),
+    "read-once": ("recommended", tip3.train_reading_rarely),
+    "never-read": ("ceiling", tip3.train_without_reading),
 }
-# 결과 key이자 pages.toml의 변형 이름입니다.
-KEYS = {"baseline": "item-every-step", "recommended": "read-once", "ceiling": "never-read"}
 
 
 @pytest.mark.measures("loop")
-@pytest.mark.parametrize("role", list(VARIANTS))
-def test_training_loop(measure, bench_device, size_key, role):
-    train_fn = VARIANTS[role]
+def test_training_loop(compare, bench_device, size_key):
     size = SIZES[size_key]
-    metrics = None
-    if bench_device.type == "cuda":
-        # 시간을 재기 전에, 같은 크기의 새 설정으로 동기화 횟수를 셉니다.
-        syncs = tip3.count_syncs(train_fn, *tip3.make_training_setup(bench_device, **size))
-        metrics = {"syncs_per_step": syncs / size["steps"]}
-    model, optimizer, batches = tip3.make_training_setup(bench_device, **size)
-    losses = measure(
-        train_fn,
-        model,
-        optimizer,
-        batches,
-        key=KEYS[role],
-        # 천장도 같은 그룹에 둡니다: 호출 한 번의 일이 같은 루프라서 시간을 바로 비교할 수 있습니다.
-        group="loop",
-        variant=KEYS[role],
-        role=role,
-        params={"steps": size["steps"], "batch_size": size["batch_size"]},
-        per_call={"steps": size["steps"]},
-        metrics=metrics,
-        ceiling=None if role == "ceiling" else KEYS["ceiling"],
-    )
-    if role == "ceiling":
-        assert losses is None
-    else:
-        assert len(losses) == size["steps"] and isinstance(losses[0], float)
+    group = compare("loop", params={"steps": size["steps"], "batch_size": size["batch_size"]},
+                    per_call={"steps": size["steps"]})  # fmt: skip
+    for variant, (role, train_fn) in VARIANTS.items():
+        metrics = {}
+        if bench_device.type == "cuda":
+            # 시간을 재기 전에, 같은 크기의 새 설정으로 동기화 횟수를 셉니다.
+            syncs = tip3.count_syncs(train_fn, *tip3.make_training_setup(bench_device, **size))
+            metrics = {"syncs_per_step": syncs / size["steps"]}
+        setup = tip3.make_training_setup(bench_device, **size)
+        group.add(variant, train_fn, *setup, role=role, metrics=metrics,
+                  ceiling=None if role == "ceiling" else "never-read")  # fmt: skip
+    losses = group.run()
+    assert losses["never-read"] is None
+    for variant in ("item-every-step", "read-once"):
+        assert len(losses[variant]) == size["steps"] and isinstance(losses[variant][0], float)

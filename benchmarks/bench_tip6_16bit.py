@@ -7,13 +7,13 @@ H200을 채우고, CPU에서는 작은 크기를 씁니다. 한 단계의 연산
 """
 
 import functools
-import gc
 import math
 
 import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks import ceilings
 from snippets import tip6_16bit as tip6
 
 PAGE = "tip6"
@@ -38,9 +38,9 @@ PRECISIONS = {
     "bf16": ("recommended", "matmul-bf16"),
 }
 
-# CPU에는 fp16 행렬 곱 하드웨어가 없어 fp16 스텝 한 번에 수십 초가 듭니다. 호출 한 번을 한 라운드로
-# 3번만 잽니다(보정 없이). 그래도 fp32와의 차이가 측정 오차보다 훨씬 큽니다.
-FIXED_ROUNDS = {("fp16", "cpu"): 3}
+# CPU에는 fp16 행렬 곱 하드웨어가 없어 fp16 스텝 한 번에 수십 초가 듭니다. 3라운드만 함께 재고
+# (구간의 신뢰 수준이 결과 파일에 함께 적힙니다) 메모리는 재지 않습니다.
+SLOW_ON_CPU = {("fp16", "cpu")}
 
 NO_TF32_ON_CPU = (
     "CUDA GPU가 없어서 재지 않았습니다. TF32는 NVIDIA GPU(Ampere 이후)의 텐서 코어가 "
@@ -71,72 +71,40 @@ def step_flops(device, size_key):
 
 
 @pytest.mark.measures("step")
-@pytest.mark.parametrize("name", list(PRECISIONS))
-def test_train_step(measure, bench_device, size_key, name):
+def test_train_step(compare, bench_device, size_key):
     cuda = bench_device.type == "cuda"
-    if name == "tf32" and not cuda:
-        pytest.skip(NO_TF32_ON_CPU)
-    role, ceiling = PRECISIONS[name]
     precision_before = torch.backends.cuda.matmul.fp32_precision
     size = SIZES[size_key]
     flops = step_flops(bench_device, size_key)
-    # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다.
-    model, x, y = tip6.make_inputs(bench_device, **size)
-    step, optimizer = tip6.make_step(name, model)
-    metrics = None
-    if cuda:
-        # 첫 단계는 AdamW 상태를 만드느라 다르므로, 한 단계 뒤의 평소 단계에서 최고점을 잽니다.
+    group = compare("step", params=group_params(size), per_call={"flops": flops})
+    for name, (role, ceiling) in PRECISIONS.items():
+        if name == "tf32" and not cuda:
+            group.not_measured(NO_TF32_ON_CPU)
+            continue
+        # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다.
+        model, x, y = tip6.make_inputs(bench_device, **size)
+        step, optimizer = tip6.make_step(name, model)
+        # 첫 단계는 AdamW 상태를 만드느라 다르므로, 한 단계 뒤의 평소 단계부터 잽니다.
         step(model, optimizer, x, y)
-        gc.collect()  # 앞 정밀도의 모델이 남아 최고점에 섞이지 않게 합니다.
-        peak = tip6.peak_memory_of(step, model, optimizer, x, y)
-        metrics = {"peak_memory_mib": peak / 2**20}
-    loss = measure(
-        step,
-        model,
-        optimizer,
-        x,
-        y,
-        key=f"step-{name}",
-        group="step",
-        variant=name,
-        role=role,
-        params=group_params(size),
-        per_call={"flops": flops},
-        metrics=metrics,
-        ceiling=ceiling,
-        rounds=FIXED_ROUNDS.get((name, size_key)),
-    )
-    assert math.isfinite(float(loss))
+        slow_on_cpu = (name, size_key) in SLOW_ON_CPU
+        group.add(name, step, model, optimizer, x, y, key=f"step-{name}", role=role,
+                  ceiling=ceiling, max_rounds=3 if slow_on_cpu else None,
+                  memory=not slow_on_cpu)  # fmt: skip
+    for loss in group.run().values():
+        assert math.isfinite(float(loss))
     assert flops > 0
     # tf32 단계가 전역 설정을 켠 채로 두면 다음 측정이 섞이므로, 원래 값인지 확인합니다.
     assert torch.backends.cuda.matmul.fp32_precision == precision_before
 
 
 @pytest.mark.measures("ceiling")
-@pytest.mark.parametrize("name", ["bf16", "tf32"])
-def test_matmul_ceiling(measure, bench_device, size_key, name):
-    if name == "tf32" and bench_device.type != "cuda":
-        pytest.skip(NO_TF32_CEILING_ON_CPU)
+def test_matmul_ceiling(compare, bench_device, size_key):
     n = MATMUL_SIZES[size_key]
-    dtype = torch.bfloat16 if name == "bf16" else torch.float32
-    # 0으로 채운 행렬은 실제 데이터보다 빠를 수 있으므로 무작위 값을 씁니다.
-    a = torch.randn(n, n, device=bench_device, dtype=dtype)
-    b = torch.randn(n, n, device=bench_device, dtype=dtype)
-    previous = torch.backends.cuda.matmul.fp32_precision
-    if name == "tf32":
-        torch.backends.cuda.matmul.fp32_precision = "tf32"
-    try:
-        product = measure(
-            torch.matmul,
-            a,
-            b,
-            key=f"matmul-{name}",
-            group="ceiling",
-            variant=f"matmul-{name}",
-            role="ceiling",
-            params={"n": n},
-            per_call={"flops": 2 * n**3},
-        )
-    finally:
-        torch.backends.cuda.matmul.fp32_precision = previous
-    assert product.shape == (n, n) and product.dtype == dtype
+    group = compare("ceiling")
+    ceilings.add_matmul(group, "matmul-bf16", n, torch.bfloat16, bench_device)
+    if bench_device.type == "cuda":
+        ceilings.add_matmul(group, "matmul-tf32", n, torch.float32, bench_device, tf32=True)
+    else:
+        group.not_measured(NO_TF32_CEILING_ON_CPU)
+    for product in group.run().values():
+        assert product.shape == (n, n)

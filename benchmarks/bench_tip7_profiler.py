@@ -20,18 +20,15 @@ from snippets import tip7_profiler as tip7
 
 PAGE = "tip7"
 
-# 샘플 수, 학습 스텝 수, 라운드 수(fit 한 번이 한 라운드). 배치는 16이라 한 에폭이 8스텝이고
+# 샘플 수와 학습 스텝 수(fit 한 번이 한 라운드). 배치는 16이라 한 에폭이 8스텝이고
 # 16스텝이면 두 에폭입니다. 한 에폭이 5스텝 이상이어야 PyTorchProfiler가 기본 일정(wait=1,
 # warmup=1, active=3)을 씁니다.
 SIZES = {
-    # GPU는 4분 안에 끝나야 해서 3라운드입니다. PyTorchProfiler는 fit 한 번에 몇 초가 듭니다.
-    "cuda": {"n": 128, "max_steps": 16, "rounds": 3},
+    "cuda": {"n": 128, "max_steps": 16},
     # CPU도 40스텝(에폭 다섯)이라 PyTorchProfiler의 일정(대기 1, 워밍업 1, 기록 3)이 여러 번 돕니다.
     # 16스텝이면 준비와 추적 파일 쓰기가 비용의 대부분이 되어 프로파일러의 평소 비용을 부풀립니다.
-    # 2코어 VM에서 fit 한 번(0.4초)은 라운드마다 10% 넘게 흔들려서, 3라운드로는 같은 fit 두
-    # 번이 1.4배까지 달라 보였습니다. 7라운드로 잽니다.
-    "cpu": {"n": 128, "max_steps": 40, "rounds": 7},
-    "quick": {"n": 32, "max_steps": 2, "rounds": 1},
+    "cpu": {"n": 128, "max_steps": 40},
+    "quick": {"n": 32, "max_steps": 2},
 }
 BATCH_SIZE = 16
 
@@ -61,73 +58,41 @@ def top_action(report):
 
 
 @pytest.mark.measures("bottleneck")
-@pytest.mark.parametrize("kind", ["slow", "fast"])
-def test_data_bottleneck(measure, bench_device, size_key, tmp_path, kind):
+def test_data_bottleneck(compare, bench_device, size_key, tmp_path):
     size = SIZES[size_key]
-    started = time.perf_counter()
-    dataset = tip7.make_dataset(kind, n=size["n"])
-    build_s = time.perf_counter() - started
-    role = "baseline" if kind == "slow" else "recommended"
-    # 미리 계산하는 방식은 데이터셋을 만들 때 특징을 한 번 계산합니다. 그 시간을 남겨 둡니다.
-    metrics = {"precompute_s": build_s} if kind == "fast" else None
-    report = measure(
-        tip7.fit_with_profiler,
-        None,
-        dataset,
-        size["max_steps"],
-        tmp_path,
-        bench_device,
-        BATCH_SIZE,
-        key=f"data-{kind}",
-        group="bottleneck",
-        variant="on-the-fly" if kind == "slow" else "precomputed",
-        role=role,
-        params={"steps": size["max_steps"]},
-        per_call={"samples": size["max_steps"] * BATCH_SIZE},
-        metrics=metrics,
-        rounds=size["rounds"],
-    )
-    assert report == ""
+    steps = size["max_steps"]
+    group = compare("bottleneck", params={"steps": steps},
+                    per_call={"samples": steps * BATCH_SIZE})  # fmt: skip
+    for kind, variant, role in (("slow", "on-the-fly", "baseline"),
+                                ("fast", "precomputed", "recommended")):  # fmt: skip
+        started = time.perf_counter()
+        dataset = tip7.make_dataset(kind, n=size["n"])
+        # 미리 계산하는 방식은 데이터셋을 만들 때 특징을 한 번 계산합니다. 그 시간을 남겨 둡니다.
+        metrics = {"precompute_s": time.perf_counter() - started} if kind == "fast" else {}
+        group.add(variant, tip7.fit_with_profiler, None, dataset, steps, tmp_path / kind,
+                  bench_device, BATCH_SIZE, role=role, metrics=metrics, memory=False)  # fmt: skip
+    assert set(group.run().values()) == {""}
 
 
 # 작은 입력(quick)은 한 에폭이 5스텝보다 짧아 PyTorchProfiler가 일정을 바꾼다고 알립니다.
 @pytest.mark.measures("overhead")
 @pytest.mark.filterwarnings("ignore:The PyTorch Profiler default schedule will be overridden")
-@pytest.mark.parametrize("profiler", [None, "simple", "advanced", "pytorch"])
-def test_profiler_overhead(measure, bench_device, size_key, tmp_path, profiler):
+def test_profiler_overhead(compare, bench_device, size_key, tmp_path):
     size = SIZES[size_key]
+    steps = size["max_steps"]
     dataset = tip7.make_dataset("slow", n=size["n"])
-    extra = None
-    if profiler == "simple":
-        # 결과에 남길 보고서를 먼저 시간 밖에서 한 번 받습니다. measure는 extra를 먼저 받기
-        # 때문입니다. 같은 실행, 같은 설정에서 SimpleProfiler가 실제로 쓴 보고서입니다.
-        report = tip7.fit_with_profiler(
-            "simple", dataset, size["max_steps"], tmp_path, bench_device, BATCH_SIZE
-        )
-        assert top_action(report) == tip7.FETCH_ACTION
-        extra = {"report_excerpt": report_excerpt(report)}
-        assert tip7.FETCH_ACTION in extra["report_excerpt"]
-        assert len(extra["report_excerpt"].splitlines()) <= 15
-    report = measure(
-        tip7.fit_with_profiler,
-        profiler,
-        dataset,
-        size["max_steps"],
-        tmp_path,
-        bench_device,
-        BATCH_SIZE,
-        key=f"profiler-{profiler or 'none'}",
-        group="overhead",
-        variant=f"profiler-{profiler or 'none'}",
-        role="baseline" if profiler is None else "other",
-        params={"steps": size["max_steps"]},
-        per_call={"samples": size["max_steps"] * BATCH_SIZE},
-        rounds=size["rounds"],
-        extra=extra,
-    )
-    if profiler is None:
-        assert report == ""
-    else:
-        assert report.strip()
-    if profiler == "simple":
-        assert top_action(report) == tip7.FETCH_ACTION
+    group = compare("overhead", params={"steps": steps}, per_call={"samples": steps * BATCH_SIZE})
+    for profiler in (None, "simple", "advanced", "pytorch"):
+        variant = f"profiler-{profiler or 'none'}"
+        group.add(variant, tip7.fit_with_profiler, profiler, dataset, steps, tmp_path / variant,
+                  bench_device, BATCH_SIZE, role="baseline" if profiler is None else "other",
+                  memory=False)  # fmt: skip
+    reports = group.run()
+    assert reports["profiler-none"] == ""
+    assert all(report.strip() for key, report in reports.items() if key != "profiler-none")
+    # 같은 실행, 같은 설정에서 SimpleProfiler가 실제로 쓴 보고서의 일부를 결과에 남깁니다.
+    report = reports["profiler-simple"]
+    assert top_action(report) == tip7.FETCH_ACTION
+    excerpt = report_excerpt(report)
+    assert tip7.FETCH_ACTION in excerpt and len(excerpt.splitlines()) <= 15
+    group.attach("profiler-simple", report_excerpt=excerpt)

@@ -1,7 +1,14 @@
-"""측정한 환경을 기록합니다: 장치, 드라이버, 버전, CPU, 스레드 설정, TF32 설정, 날짜, 커밋."""
+"""측정의 출처: 어느 장치(파일 하나)에서, 어느 코드(페이지마다 스니펫과 벤치마크의 SHA-256)와
+어느 버전·설정·커밋으로 쟀는지 기록하고, 측정한 뒤 코드가 바뀌었는지 찾습니다.
+
+장치 부분(device)은 파일 전체에 하나입니다: 같은 파일의 페이지는 모두 같은 장치 모델, 개수,
+torch 버전에서 잰 것입니다. 나머지(날짜, 커밋, 라이브러리 버전, 스레드, TF32 설정)는 페이지마다
+따로 기록해, 페이지 하나만 다시 재어 올릴 수 있습니다.
+"""
 
 from __future__ import annotations
 
+import hashlib
 import os
 import platform
 import re
@@ -12,7 +19,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import results_file
+from guide import registry
 
 
 def _run(command: list[str], cwd: Path | None = None) -> str | None:
@@ -90,47 +97,111 @@ def git_state(root: Path) -> tuple[str | None, bool | None]:
     return commit, bool(status)
 
 
-def device_description(device: torch.device) -> tuple[str, str | None]:
-    """장치 이름과 NVIDIA 드라이버 버전(있으면)."""
+def power_limit_w(device: torch.device) -> float | None:
+    """GPU의 전력 한도(W). 이름이 같은 H200 SXM(700 W)과 H200 NVL(600 W 이하)을 가릅니다."""
     if device.type != "cuda":
-        return cpu_model(), None
-    query = ["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"]
-    driver = _run(query)
-    return torch.cuda.get_device_name(device), driver.splitlines()[0] if driver else None
+        return None
+    index = device.index if device.index is not None else torch.cuda.current_device()
+    query = [
+        "nvidia-smi",
+        f"--id={index}",
+        "--query-gpu=power.limit",
+        "--format=csv,noheader,nounits",
+    ]
+    answer = _run(query)
+    try:
+        return round(float(answer.splitlines()[0]), 1) if answer else None
+    except ValueError:
+        return None
 
 
-def describe(device: torch.device, root: Path) -> dict:
-    name, driver = device_description(device)
-    commit, dirty = git_state(root)
-    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+def describe_device(device: torch.device) -> dict:
+    """파일 하나에 하나인 장치 부분: 페이지를 합칠 때 이 값이 모두 같아야 합니다."""
+    cuda = device.type == "cuda"
     return {
-        "device_kind": device.type,
-        "device_name": name,
-        "device_count": torch.cuda.device_count() if device.type == "cuda" else 0,
-        "driver": driver,
-        "torch": torch.__version__,
-        "cuda": torch.version.cuda,
-        "cudnn": str(cudnn) if cudnn else None,
-        "lightning": _version("lightning"),
-        "python": platform.python_version(),
-        "platform": platform.platform(),
+        "kind": device.type,
+        "name": torch.cuda.get_device_name(device) if cuda else cpu_model(),
+        "count": torch.cuda.device_count() if cuda else 0,
+        "power_limit_w": power_limit_w(device),
         "cpu_model": cpu_model(),
         "cpu_flags": cpu_flags(),
         "cpu_cores": os.cpu_count() or 1,
         "usable_cores": usable_cores(),
-        "torch_threads": torch.get_num_threads(),
-        "torch_interop_threads": torch.get_num_interop_threads(),
-        # torch 2.13: fp32_precision과 예전 allow_tf32를 섞어 읽으면 오류가 나므로 새 API만 씁니다.
-        "tf32_matmul": torch.backends.cuda.matmul.fp32_precision == "tf32",
-        "tf32_cudnn": torch.backends.cudnn.conv.fp32_precision == "tf32",
-        "float32_matmul_precision": torch.get_float32_matmul_precision(),
-        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
-        "commit": commit,
-        "dirty": dirty,
-        "pytest_benchmark": _version("pytest-benchmark") or "unknown",
+        "torch": torch.__version__,
+        "cuda": torch.version.cuda,
     }
 
 
-def results_name(env: dict) -> str:
-    """결과 파일 이름(확장자 없이). 규칙은 results_file에 있고, 읽을 때도 같은 규칙을 씁니다."""
-    return results_file.results_name(env)
+def _driver(device: torch.device) -> str | None:
+    if device.type != "cuda":
+        return None
+    answer = _run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"])
+    return answer.splitlines()[0] if answer else None
+
+
+def sha256(path: Path) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def code_hashes(page: registry.Page) -> dict:
+    """측정한 코드의 지문: 레지스트리가 정한 스니펫과 벤치마크 모듈 각각의 SHA-256."""
+    return {
+        "snippet_sha256": sha256(page.snippet_path),
+        "benchmark_sha256": sha256(page.benchmark_path),
+    }
+
+
+def describe_code(page: registry.Page, root: Path) -> dict:
+    commit, dirty = git_state(root)
+    return {
+        "date": datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "commit": commit,
+        "dirty": dirty,
+        **code_hashes(page),
+    }
+
+
+def describe_measured(device: torch.device, page: registry.Page, root: Path, seed: int) -> dict:
+    """페이지 하나를 잰 조건: 코드, 날짜, 커밋, 라이브러리 버전, 스레드, TF32 설정."""
+    cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
+    return {
+        **describe_code(page, root),
+        "driver": _driver(device),
+        "cudnn": str(cudnn) if cudnn else None,
+        "lightning": _version("lightning"),
+        "python": platform.python_version(),
+        "platform": platform.platform(),
+        "torch_threads": torch.get_num_threads(),
+        "torch_interop_threads": torch.get_num_interop_threads(),
+        # torch 2.13: 새 API(fp32_precision)로 읽습니다. 예전 getter는 새 API로 켠 뒤에는 오류입니다.
+        "tf32_matmul": torch.backends.cuda.matmul.fp32_precision == "tf32",
+        "tf32_cudnn": torch.backends.cudnn.conv.fp32_precision == "tf32",
+        "float32_matmul_precision": torch.get_float32_matmul_precision(),
+        "pytest_benchmark": _version("pytest-benchmark") or "unknown",
+        "seed": seed,
+    }
+
+
+def changed_sources(measured: dict, page: registry.Page) -> dict[str, str]:
+    """측정한 뒤 바뀐(또는 사라진) 코드: {경로: "바뀜"|"없음"}. 경로는 레지스트리에서 옵니다."""
+    changes = {}
+    for path, field in (
+        (page.snippet_path, "snippet_sha256"),
+        (page.benchmark_path, "benchmark_sha256"),
+    ):
+        name = path.relative_to(registry.ROOT).as_posix()
+        if not path.is_file():
+            changes[name] = "없음"
+        elif sha256(path) != measured[field]:
+            changes[name] = "바뀜"
+    return changes
+
+
+def stale_pages(doc: dict) -> dict[str, dict[str, str]]:
+    """페이지마다 측정한 뒤 바뀐 코드(바뀐 것이 없는 페이지는 빠집니다)."""
+    stale = {}
+    for page_id, section in doc["pages"].items():
+        changes = changed_sources(section["measured"], registry.by_id(page_id))
+        if changes:
+            stale[page_id] = changes
+    return stale

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import functools
 import re
-import string
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,6 +23,7 @@ SECTIONS = {
 REQUIRES = ("any", "cuda", "multi-gpu")
 CONCLUSIONS = (
     "speedup",
+    "leave-one-out",
     "saturation",
     "bf16-isa",
     "overhead",
@@ -44,7 +44,39 @@ class Group:
     title: str
     work: str
     conclusion: str
-    ceiling_label: str = "천장 대비"  # 전부 합치면은 "MFU"(모델 FLOPs 활용률)
+    ceiling_label: str = "천장 대비"
+    note: str = ""  # 결론 뒤에 붙는 한 문장(예: 이 배수가 무엇의 크기인지)
+    saving_param: str = ""  # 아낀 시간을 이 params 값 하나당으로도 씁니다(예: epochs)
+    saving_unit: str = ""  # 그 단위의 한국어 이름(예: 에폭)
+
+
+@dataclass(frozen=True)
+class Sweep:
+    """크기를 바꿔 가며 잰 비교: x축(매개변수 이름)에 따른 기준 대비 변형의 속도와 구간."""
+
+    key: str
+    title: str
+    x: str  # params에서 x 값이 든 이름(예: d_model)
+    x_label: str  # 축과 문장에 쓰는 한국어 이름(예: "폭(d_model)")
+    baseline: str  # 변형 key(guide/pages.toml의 variants)
+    variant: str
+    requires: str = "any"  # any | cuda: CUDA에서만 뜻이 있는 스윕은 CPU에서 "해당 없음"
+    not_applicable: str = ""
+    memory: bool = False  # 메모리 곡선도 그릴지(체크포인팅 등)
+
+
+@dataclass(frozen=True)
+class BreakEven:
+    """한 번 치르는 비용이 있는 기법: 비용, 스텝마다 아끼는 시간, 본전까지의 스텝 수."""
+
+    label: str
+    cost: str  # 한 번의 비용(초)이 든 항목의 key
+    cost_metric: str  # 그 항목의 지표 이름(예: compile_s). "median_s"면 그 항목의 중앙값
+    baseline: str  # 스텝 하나의 시간을 비교할 기준 항목의 key
+    variant: str  # 기법을 쓴 항목의 key
+    subtract: str = ""  # 비용에서 뺄 항목(예: 컴파일하지 않은 첫 호출)의 key(같은 지표를 뺍니다)
+    unit: str = "스텝"  # 본전까지 세는 단위
+    per_param: str = ""  # 호출 한 번이 이 params 값만큼의 단위일 때(예: steps, batches)
 
 
 @dataclass(frozen=True)
@@ -65,6 +97,10 @@ class Page:
     run_as_script: bool = False  # 프로세스를 띄우는 모듈: 노트북이 파일로 쓴 뒤 실행합니다
     groups: dict[str, Group] = field(default_factory=dict)
     variants: dict[str, str] = field(default_factory=dict)
+    sweeps: dict[str, Sweep] = field(default_factory=dict)
+    breakeven: tuple[BreakEven, ...] = ()
+    # 메커니즘이 CUDA에만 있는 변형(전부 합치면의 TF32 단계 등): 다른 장치에서는 "바뀌는 것 없음"
+    cuda_only: tuple[str, ...] = ()
 
     @property
     def heading(self) -> str:
@@ -111,6 +147,12 @@ class Page:
             raise RegistryError(f"{self.id}: 변형 {key!r}이(가) pages.toml에 없습니다") from None
         return fill(template, params)
 
+    def sweep(self, key: str) -> Sweep:
+        try:
+            return self.sweeps[key]
+        except KeyError:
+            raise RegistryError(f"{self.id}: 스윕 {key!r}이 pages.toml에 없습니다") from None
+
     def group_title(self, key: str, params: dict) -> str:
         return fill(self.group(key).title, params)
 
@@ -121,10 +163,6 @@ class Page:
 
     def group_work(self, key: str, params: dict) -> str:
         return fill(self.group(key).work, params)
-
-
-def placeholders(template: str) -> set[str]:
-    return {name for _, name, _, _ in string.Formatter().parse(template) if name}
 
 
 def fill(template: str, params: dict) -> str:
@@ -141,7 +179,7 @@ def fill(template: str, params: dict) -> str:
     return re.sub(r"\{(\w+)\}", value, template)
 
 
-def _page(raw: dict) -> Page:
+def _parse_page(raw: dict) -> Page:
     where = raw.get("id", "?")
     groups = {
         key: Group(
@@ -150,13 +188,27 @@ def _page(raw: dict) -> Page:
             spec["work"],
             spec.get("conclusion", "speedup"),
             spec.get("ceiling_label", "천장 대비"),
+            spec.get("note", ""),
+            spec.get("saving_param", ""),
+            spec.get("saving_unit", ""),
         )
         for key, spec in raw.pop("groups", {}).items()
     }
     for group in groups.values():
         if group.conclusion not in CONCLUSIONS:
             raise RegistryError(f"{where}: 묶음 {group.key}의 conclusion {group.conclusion!r}")
+    sweeps = {key: Sweep(key, **spec) for key, spec in raw.pop("sweeps", {}).items()}
+    for sweep in sweeps.values():
+        if sweep.requires not in ("any", "cuda") or {sweep.baseline, sweep.variant} - set(
+            raw.get("variants", {})
+        ):
+            raise RegistryError(
+                f"{where}: 스윕 {sweep.key}의 requires 또는 변형 이름이 잘못되었습니다"
+            )
+    raw["sweeps"] = sweeps
+    raw["breakeven"] = tuple(BreakEven(**item) for item in raw.pop("breakeven", ()))
     raw["gpu_sections"] = tuple(raw.get("gpu_sections", ()))
+    raw["cuda_only"] = tuple(raw.get("cuda_only", ()))
     raw["overview"] = tuple(raw.get("overview", ()))
     try:
         page = Page(groups=groups, variants=dict(raw.pop("variants", {})), **raw)
@@ -174,7 +226,7 @@ def _page(raw: dict) -> Page:
 @functools.cache
 def load(path: Path = REGISTRY) -> tuple[Page, ...]:
     with open(path, "rb") as handle:
-        pages = tuple(_page(dict(raw)) for raw in tomllib.load(handle)["page"])
+        pages = tuple(_parse_page(dict(raw)) for raw in tomllib.load(handle)["page"])
     ids = [page.id for page in pages]
     if len(set(ids)) != len(ids):
         raise RegistryError("pages.toml: 같은 id가 두 번 나옵니다")
@@ -191,11 +243,3 @@ def by_id(page_id: str) -> Page:
         if page.id == page_id:
             return page
     raise RegistryError(f"pages.toml에 {page_id!r} 페이지가 없습니다")
-
-
-def by_snippet(snippet: str) -> Page | None:
-    return next((page for page in load() if page.snippet == snippet), None)
-
-
-def by_benchmark(benchmark: str) -> Page | None:
-    return next((page for page in load() if page.benchmark == benchmark), None)

@@ -4,8 +4,10 @@
 - 글자와 축은 `currentColor`로 칠해서 어두운 화면과 밝은 화면 모두에서 본문 색을 따릅니다.
 - 같은 입력이면 같은 SVG가 나오도록 날짜를 빼고 id의 소금값(hashsalt)을 고정합니다. 한 페이지에
   차트가 여럿이어도 id가 겹치지 않게 id마다 차트 이름을 앞에 붙입니다.
-- 그린 SVG는 입력과 이 파일의 해시로 `.cache/charts/`에 캐시합니다. `mkdocs serve`가 다시 빌드할
-  때 matplotlib을 불러오지도 않아 빠릅니다.
+- 그린 SVG는 입력과 이 파일의 해시로 사용자 캐시 폴더(저장소 밖, hooks/cache.py)에 캐시합니다.
+  `mkdocs serve`가 다시 빌드할 때 matplotlib을 불러오지도 않아 빠릅니다. 저장소 안에 두지 않는
+  까닭: git이 나르는 파일이 캐시로 읽혀 페이지에 그대로 들어가면 안 되기 때문입니다.
+- 막대와 선은 구간(95%)을 함께 그립니다. 구간이 "차이 없음"(0.95–1.05)에 걸치면 회색입니다.
 """
 
 from __future__ import annotations
@@ -21,15 +23,20 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
+from hooks import cache
+
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
-CACHE = Path(__file__).resolve().parents[1] / ".cache" / "charts"
+CACHE = cache.folder("charts")
 SOURCE = Path(__file__).read_bytes()  # 이 파일을 고치면 캐시한 차트를 모두 다시 그립니다.
 
 # 본문 색으로 바꿔 칠할 자리표시 색입니다(차트에 다른 용도로 나오지 않는 색).
 INK = "#123456"
-ROLE_COLORS = {"baseline": "#9e9e9e", "recommended": "#ff7043", "other": "#42a5f5"}
+ROLE_COLORS = {"baseline": "#9e9e9e", "recommended": "#e64a19", "other": "#1e88e5"}
+# 구간으로 내린 판정의 색: 빨라짐은 본문의 강조색, 느려짐은 빨강, 차이 없음은 회색.
+VERDICT_COLORS = {"faster": "#e64a19", "slower": "#c62828", "same": "#9e9e9e", None: "#9e9e9e"}
+BAND = (0.95, 1.05)
 FONT_FAMILY = ["NanumGothic", "Noto Sans CJK KR", "Malgun Gothic", "Apple SD Gothic Neo"]
 STYLE = {
     "svg.fonttype": "none",
@@ -55,11 +62,11 @@ def cached_svg(render):
     def render_or_reuse(*args):
         inputs = json.dumps([render.__name__, args], ensure_ascii=False).encode()
         path = CACHE / f"{hashlib.sha256(SOURCE + inputs).hexdigest()}.svg"
-        if path.is_file():
-            return path.read_text(encoding="utf-8")
+        cached = cache.read(path)
+        if cached is not None:
+            return cached
         svg = render(*args)
-        CACHE.mkdir(parents=True, exist_ok=True)
-        path.write_text(svg, encoding="utf-8")
+        cache.write(path, svg)
         return svg
 
     return render_or_reuse
@@ -122,93 +129,117 @@ def _quietly_render(draw, name: str, description: str, size: tuple[float, float]
         font_logger.setLevel(level)
 
 
+def _interval_bar(ax, position, median, low, high, color):
+    ax.barh(position, median, color=color, height=0.6)
+    ax.errorbar(median, position, xerr=[[median - low], [high - median]], fmt="none",
+                ecolor=INK, elinewidth=1, capsize=3)  # fmt: skip
+
+
+def _band(ax):
+    """ "차이 없음"의 범위(0.95–1.05)를 옅게 칠하고 1에 점선을 긋습니다."""
+    ax.axvspan(*BAND, color=INK, alpha=0.08, linewidth=0)
+    ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
+
+
 @cached_svg
 def relative_speed_chart(name: str, title: str, groups: list[tuple[str, list]]) -> str:
-    """그룹마다 가로 막대: 변형별 "기준 대비 속도"(기준 = 1). groups: [(그룹 이름, [(변형, 역할,
-    기준 대비 속도)])]."""
+    """묶음마다 가로 막대: 변형별 "기준 대비 속도"(기준 = 1)와 95% 구간.
+
+    groups: [(묶음 이름, [(변형, 역할, 중앙값, 아래, 위, 판정)])].
+    """
     rows = sum(len(bars) for _, bars in groups)
-    height = 0.9 + 0.32 * rows + 0.45 * len(groups)
+    height = 1.0 + 0.34 * rows + 0.45 * len(groups)
 
     def draw(figure: Figure) -> None:
-        # 모든 그룹이 같은 가로축을 쓰면 그룹끼리 막대 길이를 바로 비교할 수 있습니다.
-        axes = figure.subplots(
-            len(groups),
-            1,
-            squeeze=False,
-            sharex=True,
-            height_ratios=[len(b) + 1 for _, b in groups],
-        )
-        largest = max(value for _, bars in groups for _, _, value in bars)
+        axes = figure.subplots(len(groups), 1, squeeze=False, sharex=True,
+                               height_ratios=[len(b) + 1 for _, b in groups])  # fmt: skip
+        largest = max(high for _, bars in groups for *_, high, _ in bars)
         figure.suptitle(title, fontsize=11)
         for ax, (group, bars) in zip(axes[:, 0], groups, strict=True):
-            labels = [variant for variant, _, _ in bars]
-            values = [value for _, _, value in bars]
-            colors = [ROLE_COLORS[role] for _, role, _ in bars]
             positions = range(len(bars))
-            ax.barh(positions, values, color=colors, height=0.6)
-            ax.set_yticks(positions, labels)
+            for position, (_, role, median, low, high, verdict) in zip(
+                positions, bars, strict=True
+            ):
+                color = ROLE_COLORS["baseline"] if role == "baseline" else VERDICT_COLORS[verdict]
+                _interval_bar(ax, position, median, low, high, color)
+                text = "기준" if role == "baseline" else f"{median:.2f}배"
+                ax.text(high, position, f"  {text}", va="center", fontsize=9)
+            ax.set_yticks(list(positions), [label for label, *_ in bars])
             ax.invert_yaxis()
-            ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
+            _band(ax)
             ax.set_title(group, fontsize=10, loc="left")
-            ax.set_xlim(0, max(largest, 1.0) * 1.22)
-            for position, value in zip(positions, values, strict=True):
-                ax.text(value, position, f" {value:.2f}배", va="center", fontsize=9)
-        axes[-1, 0].set_xlabel("기준(느린 방식) 대비 속도 — 1보다 크면 빠릅니다")
+            ax.set_xlim(0, max(largest, 1.0) * 1.25)
+        axes[-1, 0].set_xlabel(
+            "기준 대비 속도(배, 선은 95% 구간) — 1보다 크면 빠릅니다. 회색: 차이 없음"
+        )
 
     description = f"{title}: " + "; ".join(
-        f"{group} — " + ", ".join(f"{variant} {value:.2f}배" for variant, _, value in bars)
+        f"{group} — "
+        + ", ".join(
+            f"{label} {median:.2f}배({low:.2f}–{high:.2f})"
+            for label, _, median, low, high, _ in bars
+        )
         for group, bars in groups
     )
     return _quietly_render(draw, name, description, (7.0, height))
 
 
 @cached_svg
-def overview_chart(name: str, tips: list[str], devices: dict[str, dict[str, list]]) -> str:
-    """팁마다 장치별 헤드라인 속도 향상을 나란히 그립니다.
+def overview_chart(name: str, labels: list[str], devices: dict[str, dict[str, list]]) -> str:
+    """페이지마다 장치별 대표 결과: 중앙값 막대와 95% 구간.
 
-    devices: {장치: {팁 이름: [배수, 막대 옆에 쓸 글자]}}. 없는 팁은 "재지 않음"으로 씁니다.
+    devices: {장치: {이름: [중앙값, 아래, 위, 판정, 막대 옆 글자]}}. 없는 이름은 "재지 않음".
     """
-    # 팁마다 이름 한 줄과 장치별 막대를 위아래로 둡니다. 이름을 세로축 눈금에 달면 긴 한국어
-    # 이름이 차트 폭을 다 차지해 막대가 그려질 자리가 남지 않습니다.
-    label_row, width = 0.7, 0.8  # 이름 한 줄의 높이와 막대 하나의 높이(세로축 단위)
+    # 이름 한 줄과 장치별 막대를 위아래로 둡니다. 이름을 세로축 눈금에 달면 긴 한국어 이름이 차트
+    # 폭을 다 차지합니다.
+    label_row, width = 0.7, 0.8
     pitch = label_row + width * max(1, len(devices))
-    height = 1.4 + 0.3 * pitch * len(tips)
-    palette = ["#ff7043", "#42a5f5", "#66bb6a", "#ab47bc"]
+    height = 1.4 + 0.3 * pitch * len(labels)
+    markers = ["o", "s", "D", "^", "v", "P", "X", "*"]
 
     def draw(figure: Figure) -> None:
         ax = figure.subplots()
-        for tip_index, tip in enumerate(tips):
-            ax.text(0, tip_index * pitch, tip, va="center", ha="left", fontsize=9)
-        for index, (device, speedups) in enumerate(devices.items()):
-            positions = [t * pitch + label_row + index * width for t in range(len(tips))]
-            values = [speedups[tip][0] if tip in speedups else 0.0 for tip in tips]
-            color = palette[index % len(palette)]
-            ax.barh(positions, values, height=width * 0.85, color=color, label=device)
-            for position, tip, value in zip(positions, tips, values, strict=True):
-                text = speedups[tip][1] if tip in speedups else "재지 않음"
-                ax.text(value, position, f" {text}", va="center", fontsize=9)
+        for index, label in enumerate(labels):
+            ax.text(0, index * pitch, label, va="center", ha="left", fontsize=9)
+        for index, (device, bars) in enumerate(devices.items()):
+            for row, label in enumerate(labels):
+                position = row * pitch + label_row + index * width
+                if label not in bars:
+                    ax.text(0, position, " 재지 않음 · 해당 없음", va="center", fontsize=9)
+                    continue
+                median, low, high, verdict, text = bars[label]
+                _interval_bar(ax, position, median, low, high, VERDICT_COLORS[verdict])
+                # 장치가 여럿이면 색이 아니라 모양으로 장치를 가립니다(색은 판정에 씁니다).
+                ax.plot(0.02, position, markers[index % len(markers)], color=INK, markersize=4)
+                ax.text(high, position, f"  {text}", va="center", fontsize=9)
         ax.set_yticks([])
-        ax.set_ylim(len(tips) * pitch - 0.2, -0.5)
-        ax.axvline(1.0, color=INK, linewidth=0.8, linestyle="--")
-        largest = max((v[0] for s in devices.values() for v in s.values()), default=1.0)
-        ax.set_xlim(0, max(largest, 1.0) * 1.3)
-        ax.set_xlabel("느린 방식 대비 빠른 방식의 속도(배)")
-        # 범례는 그림 위 바깥에 둡니다. 안에 두면 긴 막대의 숫자를 가립니다.
-        figure.legend(loc="outside upper center", ncols=len(devices), frameon=False)
+        ax.set_ylim(len(labels) * pitch - 0.2, -0.5)
+        _band(ax)
+        largest = max((b[2] for bars in devices.values() for b in bars.values()), default=1.0)
+        ax.set_xlim(0, max(largest, 1.0) * 1.35)
+        ax.set_xlabel("기준 대비 속도(배, 선은 95% 구간). 회색: 차이 없음")
+        handles = [
+            ax.plot([], [], markers[i % len(markers)], color=INK, label=device)[0]
+            for i, device in enumerate(devices)
+        ]
+        figure.legend(handles=handles, loc="outside upper center", ncols=min(len(devices), 2),
+                      frameon=False)  # fmt: skip
 
-    description = "팁별 속도 향상: " + "; ".join(
-        f"{device} — " + ", ".join(f"{tip} {label}" for tip, (_, label) in speedups.items())
-        for device, speedups in devices.items()
+    description = "페이지별 대표 결과: " + "; ".join(
+        f"{device} — " + ", ".join(f"{label} {bar[4]}" for label, bar in bars.items())
+        for device, bars in devices.items()
     )
     return _quietly_render(draw, name, description, (7.0, height))
 
 
 @cached_svg
-def waterfall_chart(name: str, title: str, stages: list[tuple[str, float, float | None]]) -> str:
-    """단계마다 가로 막대 하나: 초당 토큰 수(위에서 아래로 단계 순서). stages: [(단계 이름,
-    토큰/초, MFU(%) 또는 None)]. 앞 단계보다 늘어난 부분은 초록, 줄어든 부분은 빨강으로 칠해
-    어느 단계가 얼마나 보탰는지(폭포 차트) 보이고, 막대 옆에 기준 대비 배수와 MFU를 씁니다."""
-    gain, loss, kept = "#66bb6a", "#ef5350", "#42a5f5"
+def waterfall_chart(name: str, title: str, stages: list[tuple]) -> str:
+    """단계마다 가로 막대 하나: 초당 토큰 수(위에서 아래로 단계 순서).
+
+    stages: [(단계 이름, 토큰/초, 천장 대비(%) 또는 None, 앞 단계 대비 판정 또는 None,
+    이 장치에 메커니즘이 없는지)]. 앞 단계보다 구간 전체가 빨라진 단계만 강조색, 느려진 단계만
+    빨강으로 칠하고 나머지(차이 없음, 메커니즘 없음)는 회색입니다.
+    """
     height = 1.2 + 0.36 * len(stages)
 
     def number(value: float) -> str:
@@ -216,35 +247,61 @@ def waterfall_chart(name: str, title: str, stages: list[tuple[str, float, float 
 
     def draw(figure: Figure) -> None:
         ax = figure.subplots()
-        values = [value for _, value, _ in stages]
+        values = [value for _, value, *_ in stages]
         base = values[0] if values and values[0] > 0 else None
         largest = max(values, default=1.0) or 1.0
-        for position, (_, value, mfu) in enumerate(stages):
-            previous = values[position - 1] if position else None
-            if previous is None:
-                ax.barh(position, value, color=ROLE_COLORS["baseline"], height=0.6)
-            else:
-                ax.barh(position, min(value, previous), color=kept, height=0.6)
-                if value > previous:
-                    ax.barh(position, value - previous, left=previous, color=gain, height=0.6)
-                elif value < previous:
-                    ax.barh(
-                        position, previous - value, left=value, color=loss, alpha=0.45, height=0.6
-                    )
+        for position, (_, value, percent, verdict, no_mechanism) in enumerate(stages):
+            color = ROLE_COLORS["baseline"] if position == 0 else VERDICT_COLORS[verdict]
+            ax.barh(position, value, color=color, height=0.6)
             text = f" {number(value)}"
             if base:
-                text += f" · {value / base:.2f}배"
-            if mfu is not None:
-                text += f" · MFU {mfu:.0f}%" if mfu >= 1 else f" · MFU {mfu:.2g}%"
-            ax.text(max(value, previous or 0.0), position, text, va="center", fontsize=9)
-        ax.set_yticks(range(len(stages)), [label for label, _, _ in stages])
+                text += f" · 기준의 {value / base:.2f}배"
+            if no_mechanism:
+                text += " · 이 장치에서는 바뀌는 것 없음"
+            elif position and verdict:
+                text += {"faster": " · 빨라짐", "slower": " · 느려짐", "same": " · 차이 없음"}[
+                    verdict
+                ]
+            if percent is not None:
+                text += f" · 천장 {percent:.0f}%"
+            ax.text(value, position, text, va="center", fontsize=9)
+        ax.set_yticks(range(len(stages)), [label for label, *_ in stages])
         ax.invert_yaxis()
-        ax.set_xlim(0, largest * 1.55)
-        ax.set_xlabel("초당 토큰 수 — 초록: 앞 단계보다 빨라진 만큼, 빨강: 느려진 만큼")
+        ax.set_xlim(0, largest * 1.6)
+        ax.set_xlabel("초당 토큰 수 — 강조색: 앞 단계보다 빨라짐, 빨강: 느려짐, 회색: 차이 없음")
         figure.suptitle(title, fontsize=11)
 
     description = f"{title}: " + ", ".join(
-        f"{label} {number(value)} 토큰/초" + (f"(MFU {mfu:.2g}%)" if mfu is not None else "")
-        for label, value, mfu in stages
+        f"{label} {number(value)} 토큰/초" for label, value, *_ in stages
     )
     return _quietly_render(draw, name, description, (7.5, height))
+
+
+@cached_svg
+def sweep_chart(
+    name: str, title: str, x_label: str, points: list[tuple], crossing, sentence: str
+) -> str:
+    """크기(로그 축)에 따른 기준 대비 속도와 95% 구간의 띠. crossing: 교차점의 x(없으면 None)."""
+
+    def draw(figure: Figure) -> None:
+        ax = figure.subplots()
+        xs = [x for x, *_ in points]
+        ax.fill_between(xs, [low for _, _, low, _ in points], [high for *_, high in points],
+                        color=VERDICT_COLORS["faster"], alpha=0.25, linewidth=0)  # fmt: skip
+        ax.plot(xs, [median for _, median, _, _ in points], "o-", color=VERDICT_COLORS["faster"])
+        ax.axhspan(*BAND, color=INK, alpha=0.08, linewidth=0)
+        ax.axhline(1.0, color=INK, linewidth=0.8, linestyle="--")
+        if crossing:
+            ax.axvline(crossing, color=INK, linewidth=0.8, linestyle=":")
+            ax.text(crossing, ax.get_ylim()[1], f" ≈ {crossing:,.0f}", va="top", fontsize=9)
+        ax.set_xscale("log")
+        ax.set_xticks(xs, [f"{x:,.0f}" if x >= 1 else f"{x:g}" for x in xs])
+        ax.minorticks_off()
+        ax.set_xlabel(x_label)
+        ax.set_ylabel("기준 대비 속도(배)")
+        figure.suptitle(title, fontsize=11)
+
+    description = f"{title}: {sentence} " + ", ".join(
+        f"{x:g}에서 {median:.2f}배({low:.2f}–{high:.2f})" for x, median, low, high in points
+    )
+    return _quietly_render(draw, name, description, (7.0, 3.6))

@@ -6,26 +6,23 @@
 - `<!-- pages: tips -->`, `<!-- pages: beyond -->`: 그 구역의 페이지 표. `<!-- pages: commands -->`:
   페이지마다 직접 재는 명령(측정 방법 페이지).
 - 측정하는 페이지 끝에는 그 페이지의 노트북 링크를 붙입니다.
-- GPU에서 동작이 달라지는 구역(`gpu_sections`)을 끼워 넣는 코드 블록에는, 지금 코드 그대로를
-  CUDA에서 잰 결과가 없으면 "GPU에서 아직 실행해 보지 않은 코드" 표시를 붙입니다.
+결과에 관한 것(표, 차트, GPU에서 아직 실행해 보지 않은 코드 표시)은 hooks/results.py가 맡습니다.
 """
 
 from __future__ import annotations
 
 import re
+from collections import Counter
+from html import escape, unescape
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import get_relative_url
 
-from benchmarks import results_file
 from guide import registry
 from hooks import render
-from hooks.results_data import gpu_verified, load_devices
 
 PAGES_MARKER = re.compile(r"^<!--\s*pages:\s*(?P<section>\w+)\s*-->[ \t]*$", re.M)
-FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
-GPU_MARK = '<span class="gpu-unverified-mark">GPU에서 아직 실행해 보지 않은 코드</span>'
 
 
 def registry_nav(docs_dir: Path) -> list[dict]:
@@ -64,7 +61,7 @@ def on_config(config):
     return config
 
 
-def _page(page) -> registry.Page | None:
+def measured_page(page) -> registry.Page | None:
     page_id = page.meta.get("page")
     if not page_id:
         return None
@@ -74,28 +71,64 @@ def _page(page) -> registry.Page | None:
         raise PluginError(f"{page.file.src_uri}: {error}") from None
 
 
-def _mark_gpu_blocks(markdown: str, measured: registry.Page) -> str:
-    sections = "|".join(re.escape(name) for name in measured.gpu_sections)
-    include = re.compile(rf'--8<-- "snippets/{re.escape(measured.snippet)}\.py:(?:{sections})"')
-
-    def mark(fence: re.Match[str]) -> str:
-        if not include.search(fence["body"]):
-            return fence[0]
-        return f"{fence['indent']}{GPU_MARK}\n\n{fence[0]}"
-
-    return FENCE.sub(mark, markdown)
-
-
 def source_link(page, config) -> str:
     """페이지 끝의 한 줄: 저장소와 이 페이지의 원본 파일(그리고 측정 페이지라면 스니펫)."""
     repo = config.extra.get("repository")
     if not repo:
         return ""
     links = [f"[저장소]({repo})", f"[이 페이지의 원본]({repo}/blob/main/docs/{page.file.src_uri})"]
-    measured = _page(page)
+    measured = measured_page(page)
     if measured:
         links.append(f"[코드]({repo}/blob/main/snippets/{measured.snippet}.py)")
-    return "\n\n<small>" + " · ".join(links) + "</small>\n"
+    # <small>은 Material이 흐리게(opacity .75) 그려 링크 대비가 WCAG AA에 못 미칩니다.
+    return '\n\n<span class="meta-line">' + " · ".join(links) + "</span>\n"
+
+
+# 제목, 템플릿이 이미 감싼 표(hooks/templates/), Markdown 표를 문서 순서대로 찾습니다.
+TABLE_OR_HEADING = re.compile(
+    r"<h[1-6]\b[^>]*>(?P<heading>.*?)</h[1-6]>"
+    r'|<div class="table-scroll".*?</table>'
+    r"|(?P<table><table>.*?</table>)",
+    re.S,
+)
+
+
+def _plain(fragment: str) -> str:
+    text = unescape(re.sub(r"<[^>]+>", "", fragment)).replace("¶", "")
+    return " ".join(text.split())
+
+
+def scrollable_tables(content: str) -> str:
+    """Markdown 표를 키보드로 닿고 이름이 있는 스크롤 영역으로 감쌉니다.
+
+    좁은 화면에서 넓은 표는 그 안에서 옆으로 스크롤되는데, 스크롤되는 영역은 키보드로 초점을 받을 수
+    있어야 하고(axe scrollable-region-focusable) 화면 낭독기가 읽을 이름이 있어야 합니다. 이름은 바로
+    앞 제목에서 가져오고, 같은 제목 아래 표가 여럿이면 번호를 붙여 랜드마크 이름이 겹치지 않게 합니다.
+    """
+    heading, used = "", Counter()
+
+    def wrap(match: re.Match[str]) -> str:
+        nonlocal heading
+        if match["heading"] is not None:
+            heading = _plain(match["heading"])
+        if match["table"] is None:
+            return match[0]
+        label = f"{heading} 표" if heading else "표"
+        used[label] += 1
+        if used[label] > 1:
+            label = f"{label} {used[label]}"
+        return (
+            f'<div class="table-scroll" tabindex="0" role="region" aria-label="{escape(label)}">'
+            f"{match['table']}</div>"
+        )
+
+    return TABLE_OR_HEADING.sub(wrap, content)
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    if not page.file.src_uri.endswith(".md"):  # 노트북 페이지에는 Markdown 표가 없습니다
+        return html
+    return scrollable_tables(html)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
@@ -118,20 +151,13 @@ def _with_registry_parts(markdown: str, page, config, files) -> str:
         return render.pages_table(match["section"], url)
 
     markdown = PAGES_MARKER.sub(table, markdown)
-    measured = _page(page)
+    measured = measured_page(page)
     if measured is None:
         return markdown
     if page.file.src_uri != measured.doc:
         raise PluginError(
             f"{page.file.src_uri}: {measured.id}의 페이지는 docs/{measured.doc}입니다"
         )
-    if measured.gpu_sections:
-        try:
-            devices = load_devices(Path(config["config_file_path"]).parent)
-        except results_file.ResultsError as error:
-            raise PluginError(str(error)) from None
-        if not gpu_verified(devices, measured):
-            markdown = _mark_gpu_blocks(markdown, measured)
     notebook = "../" + measured.notebook
     return (
         f"# {measured.heading} {{ #{measured.slug} }}\n\n{markdown.rstrip()}\n\n"

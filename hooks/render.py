@@ -1,8 +1,8 @@
-"""측정 결과와 레지스트리를 자동 이스케이프하는 Jinja 템플릿(hooks/templates/)으로 HTML로 그립니다.
+"""분석한 결과와 레지스트리를 자동 이스케이프하는 Jinja 템플릿(hooks/templates/)으로 HTML로 그립니다.
 
-결과 파일의 글자(장치 이름, 이유, 보고서)는 바깥 데이터라서 모두 이스케이프하고, Markdown이 다시
-해석하지 않도록 HTML 블록 하나로 내보냅니다. 여기서는 보여 줄 값을 고르고 이름을 붙이기만 하고,
-숫자 계산은 benchmarks/analysis.py가, 그림은 hooks/charts.py가 합니다.
+결과 파일의 글자는 바깥 데이터라서 모두 이스케이프하고, Markdown이 다시 해석하지 않도록 HTML 블록
+하나로 내보냅니다. 여기서는 보여 줄 값을 고르고 이름을 붙이기만 합니다. 숫자는
+benchmarks/analysis.py가, 문장은 benchmarks/conclusions.py가, 그림은 hooks/charts.py가 만듭니다.
 """
 
 from __future__ import annotations
@@ -15,51 +15,47 @@ from pathlib import Path
 from jinja2 import Environment, FileSystemLoader, StrictUndefined
 from markupsafe import Markup, escape
 
-from benchmarks import analysis
-from guide import registry
+from benchmarks import analysis, conclusions
+from guide import peaks, registry
 from hooks import charts
 from hooks.results_data import Device
 
 TEMPLATES = Path(__file__).with_name("templates")
 REQUIRES_LABELS = {"any": "CPU 또는 GPU", "cuda": "CUDA GPU", "multi-gpu": "GPU 2개 이상"}
-ENVIRONMENT_LABELS = {
-    "device_name": "장치",
-    "device_count": "GPU 수",
+MEASURED_LABELS = {
+    "date": "측정 시각(UTC)",
+    "commit": "커밋",
+    "dirty": "커밋되지 않은 변경",
     "driver": "NVIDIA 드라이버",
-    "torch": "torch",
-    "cuda": "CUDA",
     "cudnn": "cuDNN",
     "lightning": "Lightning",
     "python": "Python",
     "platform": "운영체제",
+    "torch_threads": "torch 스레드",
+    "tf32_matmul": "TF32 행렬 곱(기본값)",
+    "float32_matmul_precision": "float32 행렬 곱 정밀도",
+    "pytest_benchmark": "pytest-benchmark",
+    "seed": "라운드 순서의 시드",
+}
+DEVICE_LABELS = {
+    "name": "장치",
+    "count": "GPU 수",
+    "power_limit_w": "전력 한도(W)",
     "cpu_model": "CPU",
     "cpu_flags": "CPU 명령어 확장(bf16·행렬 곱 관련)",
     "cpu_cores": "CPU 코어",
     "usable_cores": "쓸 수 있는 코어",
-    "torch_threads": "torch 스레드",
-    "torch_interop_threads": "torch interop 스레드",
-    "tf32_matmul": "TF32 행렬 곱(기본값)",
-    "tf32_cudnn": "TF32 cuDNN 합성곱(기본값)",
-    "float32_matmul_precision": "float32 행렬 곱 정밀도",
-    "date": "측정 시각(UTC)",
-    "commit": "커밋",
-    "dirty": "커밋되지 않은 변경",
-    "pytest_benchmark": "pytest-benchmark",
+    "torch": "torch",
+    "cuda": "CUDA",
 }
 
 
 def _code(text: object) -> Markup:
     """이스케이프한 다음 `백틱`으로 감싼 부분만 <code>로 바꿉니다(이스케이프가 먼저라 안전)."""
-    escaped = str(escape(text))
-    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped))
+    return Markup(re.sub(r"`([^`]+)`", r"<code>\1</code>", str(escape(text))))
 
 
-ENV = Environment(
-    loader=FileSystemLoader(TEMPLATES),
-    autoescape=True,
-    undefined=StrictUndefined,
-    keep_trailing_newline=False,
-)
+ENV = Environment(loader=FileSystemLoader(TEMPLATES), autoescape=True, undefined=StrictUndefined)
 ENV.filters["code"] = _code
 
 
@@ -67,6 +63,18 @@ def render(template: str, **context) -> str:
     """템플릿을 그리고 빈 줄을 없앱니다. 빈 줄이 있으면 Markdown이 HTML 블록을 끊습니다."""
     html = ENV.get_template(template).render(**context)
     return "\n".join(line for line in html.splitlines() if line.strip()) + "\n"
+
+
+def _plain(label: str) -> str:
+    return label.replace("`", "")
+
+
+def _value(value) -> str:
+    if isinstance(value, bool):
+        return "예" if value else "아니요"
+    if isinstance(value, list):
+        return ", ".join(value) or "없음"
+    return "—" if value is None else str(value)
 
 
 # --- 표 -----------------------------------------------------------------------------------------
@@ -79,56 +87,68 @@ class Column:
 
 
 @dataclass
-class RowView:
-    role: str
-    cells: list[str]
-
-
-@dataclass
 class GroupView:
     title: str
+    caption: str
     columns: list[Column]
-    rows: list[RowView]
+    rows: list[dict]
     conclusion: str
 
 
-def group_view(group: analysis.Group, env: dict) -> GroupView:
+def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
+    page = group.page
     metric_names = [
         name
         for name in analysis.METRIC_DISPLAY
-        if any(name in r.shown_metrics() for r in group.rows)
+        if any(name in row.shown_metrics() for row in group.rows)
     ]
-    relative = any(row.relative_speed is not None for row in group.rows)
-    ceiling = any(row.ceiling_percent is not None for row in group.rows)
+    compared = any(row.ratio for row in group.rows)
+    chained = any(row.previous for row in group.rows)
+    ceiling = applies and any(row.ceiling_percent is not None for row in group.rows)
     columns = [Column("방식"), Column("역할"), Column(f"중앙값({group.work()}당)", True)]
-    columns.append(Column("IQR", True))
+    columns += [Column("기준 대비 속도(95% 구간)", True)] * compared
+    columns += [Column("앞 단계 대비(95% 구간)", True)] * chained
     for name in metric_names:
         label, unit, _ = analysis.METRIC_DISPLAY[name]
         columns.append(Column(f"{label}({unit})" if unit else label, True))
-    columns += [Column("기준 대비(배)", True)] * relative
     columns += [Column(f"{group.spec.ceiling_label}(%)", True)] * ceiling
     rows = []
     for row in group.rows:
-        entry, shown = row.entry, row.shown_metrics()
-        timed = not row.computed
+        shown = row.shown_metrics()
         cells = [
             row.label,
             analysis.ROLE_LABELS[row.role],
-            analysis.format_seconds(entry["median_s"]) if timed else "계산값",
-            analysis.format_seconds(entry["iqr_s"]) if timed else "—",
+            "계산값" if row.computed else analysis.format_seconds(row.entry["median_s"]),
         ]
+        if compared:
+            cells.append(conclusions.ratio_cell(row, device, page) if not row.computed else "—")
+        if chained:
+            cells.append(conclusions.previous_cell(row, device, page) if row.previous else "—")
         cells += [analysis.format_number(shown[n]) if n in shown else "—" for n in metric_names]
-        if relative:
-            text = row.relative_text()
-            cells.append("기준" if row.role == "baseline" else text or "—")
         if ceiling:
             percent = row.ceiling_percent
-            cells.append(f"{percent:.0f}%" if percent is not None else "—")
-        rows.append(RowView(row.role, cells))
-    return GroupView(group.title, columns, rows, analysis.conclusion(group, env))
+            # 천장을 넘는 값은 흔들림입니다(천장은 같은 실행에서 잰 최대 속도).
+            cells.append(
+                "—" if percent is None else "≈100%" if percent > 100 else f"{percent:.0f}%"
+            )
+        rows.append({"role": row.role, "cells": cells})
+    info = group.info
+    caption = group.title
+    if info:
+        caption += f" · 라운드 {info['rounds']}번"
+    return GroupView(group.title, caption, columns, rows, conclusions.conclusion(group, device))
 
 
 # --- 페이지의 결과 ------------------------------------------------------------------------------
+
+
+@dataclass
+class SweepView:
+    title: str
+    sentence: str
+    chart: Markup
+    rows: list[list[str]]
+    header: list[str]
 
 
 @dataclass
@@ -136,10 +156,15 @@ class DeviceView:
     slug: str
     title: str
     is_cpu: bool
+    measured: bool
     not_applicable: str
     stale: dict[str, str]
+    command: str
     groups: list[GroupView] = field(default_factory=list)
     charts: list[Markup] = field(default_factory=list)
+    sweeps: list[SweepView] = field(default_factory=list)
+    missing_sweeps: list[tuple[str, str]] = field(default_factory=list)
+    break_evens: list[str] = field(default_factory=list)
     reports: list[dict] = field(default_factory=list)
     not_measured: list[tuple[str, str]] = field(default_factory=list)
     provenance: list[str] = field(default_factory=list)
@@ -147,78 +172,133 @@ class DeviceView:
     environment_url: str = ""
 
 
-def _plain(label: str) -> str:
-    return label.replace("`", "")
+def measure_command(page: registry.Page) -> str:
+    return f".venv/bin/python -m pytest benchmarks/{page.benchmark}.py --benchmark --publish"
+
+
+def _bars(group: analysis.Group) -> list[tuple]:
+    return [
+        (_plain(r.label), r.role, r.ratio.median, r.ratio.low, r.ratio.high, r.verdict)
+        for r in group.rows
+        if r.ratio
+    ]
 
 
 def _charts(device: Device, page: registry.Page, groups: list[analysis.Group]) -> list[Markup]:
-    found = []
-    series = []
+    found, series = [], []
     for group in groups:
-        bars = [(_plain(r.label), r.role, r.relative_speed) for r in group.rows if r.relative_speed]
-        if group.spec.conclusion == "waterfall" and hasattr(charts, "waterfall_chart"):
-            stages = [
-                (_plain(r.label), r.entry["metrics"].get("tokens_per_s", 0.0), r.ceiling_percent)
-                for r in group.rows
-                if r.relative_speed is not None
-            ]
-            name = f"chart-{page.id}-{group.key}-{device.slug}"
-            found.append(Markup(charts.waterfall_chart(name, group.title, stages)))
-        elif group.with_role("baseline") and len(bars) > 1:
-            series.append((group.title, bars))
+        if group.spec.conclusion == "waterfall":
+            found.append(Markup(charts.waterfall_chart(
+                f"chart-{page.id}-{group.key}-{device.slug}", group.title,
+                _waterfall_stages(group, device),
+            )))  # fmt: skip
+        elif group.baseline and len(_bars(group)) >= 1:
+            baseline = (_plain(group.baseline.label), "baseline", 1.0, 1.0, 1.0, "same")
+            series.append((group.title, [baseline, *_bars(group)]))
     if series:
         title = f"{page.heading} — {device.title}"
-        name = f"chart-{page.id}-{device.slug}"
-        found.insert(0, Markup(charts.relative_speed_chart(name, title, series)))
+        found.insert(
+            0, Markup(charts.relative_speed_chart(f"chart-{page.id}-{device.slug}", title, series))
+        )
     return found
 
 
-def _provenance(device: Device) -> list[str]:
-    env = device.env
+def _waterfall_stages(group: analysis.Group, device: Device) -> list[tuple]:
+    cuda_only = set(group.page.cuda_only) if not device.is_cuda else set()
+    stages = []
+    for row in group.rows:
+        if row.role == "ceiling" or row.computed:
+            continue
+        verdict = row.previous.verdict if row.previous else None
+        no_mechanism = row.entry["variant"] in cuda_only
+        stages.append((_plain(row.label), row.metric("tokens_per_s") or 0.0, row.ceiling_percent,
+                       None if no_mechanism else verdict, no_mechanism))  # fmt: skip
+    return stages
+
+
+def _sweep_views(device: Device, view: analysis.PageView) -> list[SweepView]:
+    found = []
+    for key, points in view.sweeps().items():
+        spec = view.page.sweep(key)
+        name = f"chart-{view.page.id}-sweep-{key}-{device.slug}"
+        values = [(p.x, p.ratio.median, p.ratio.low, p.ratio.high) for p in points]
+        cross = analysis.crossover(points)
+        sentence = conclusions.sweep_sentence(spec, points)
+        chart = charts.sweep_chart(name, spec.title, spec.x_label, values, cross.x, sentence)
+        header = [spec.x_label, "기준 대비 속도(95% 구간)"]
+        memory = spec.memory and any("peak_memory_mib" in p.metrics["variant"] for p in points)
+        header += ["최대 메모리 증가(MiB): 기준 → 비교"] * memory
+        rows = []
+        for point in points:
+            cells = [analysis.format_number(point.x), point.ratio.text()]
+            if memory:
+                before = point.metrics["baseline"].get("peak_memory_mib")
+                after = point.metrics["variant"].get("peak_memory_mib")
+                cells.append(f"{analysis.format_number(before)} → {analysis.format_number(after)}"
+                             if before is not None and after is not None else "—")  # fmt: skip
+            rows.append(cells)
+        found.append(SweepView(spec.title, sentence, Markup(chart), rows, header))
+    return found
+
+
+def _provenance(device: Device, section: dict) -> list[str]:
+    env, measured = device.device, section["measured"]
     items = [f"torch {env['torch']}"]
-    items += [
-        f"{name} {env[key]}" for key, name in (("cuda", "CUDA"), ("cudnn", "cuDNN")) if env[key]
-    ]
-    if env["driver"]:
-        items.append(f"드라이버 {env['driver']}")
-    items.append(f"Python {env['python']}")
-    cpu = f"CPU {env['cpu_model']}, 코어 {env['usable_cores']}개"
-    cpu += f", torch 스레드 {env['torch_threads']}개"
-    flags = env.get("cpu_flags") or []
-    items.append(cpu + (f", {' · '.join(flags)}" if flags else ", AVX-512 BF16·AMX 없음"))
-    items.append(env["date"][:10])
-    commit = f"커밋 {env['commit'][:10]}" if env["commit"] else "커밋 정보 없음"
-    if env["dirty"]:
+    items += [f"CUDA {env['cuda']}"] * bool(env["cuda"])
+    items += [f"cuDNN {measured['cudnn']}"] * bool(measured["cudnn"])
+    items += [f"드라이버 {measured['driver']}"] * bool(measured["driver"])
+    items.append(f"Python {measured['python']}")
+    flags = env["cpu_flags"]
+    items.append(
+        f"CPU {env['cpu_model']}, 코어 {env['usable_cores']}개, torch 스레드 "
+        f"{measured['torch_threads']}개" + (f", {' · '.join(flags)}" if flags else "")
+    )
+    items.append(measured["date"][:10])
+    commit = f"커밋 {measured['commit'][:10]}" if measured["commit"] else "커밋 정보 없음"
+    if measured["dirty"]:
         commit += "(커밋되지 않은 변경이 있는 상태)"
-    items.append(commit)
-    return items
+    return [*items, commit]
 
 
 def device_view(device: Device, page: registry.Page, url: Callable[[str], str]) -> DeviceView:
-    groups = analysis.groups_for(device.doc, page.id)
-    view = DeviceView(
+    view = device.view(page)
+    result = DeviceView(
         slug=device.slug,
         title=device.title,
         is_cpu=not device.is_cuda,
+        measured=view.measured,
         not_applicable="" if device.applies(page) else page.not_applicable,
-        stale=device.stale.get(page.id, {}),
-        groups=[group_view(group, device.env) for group in groups],
-        charts=_charts(device, page, groups),
-        not_measured=analysis.not_measured_for(device.doc, page.id),
-        provenance=_provenance(device),
+        stale=view.stale,
+        command=measure_command(page),
         raw_url=url(f"results/{device.path.name}"),
         environment_url=url("results.md") + f"#{device.slug}",
     )
-    for group in groups:
+    if not view.measured:
+        return result
+    applies = device.applies(page)
+    result.groups = [group_view(group, device.device, applies) for group in view.groups]
+    result.charts = _charts(device, page, view.groups)
+    result.sweeps = _sweep_views(device, view)
+    measured_sweeps = set(view.sweeps())
+    for key, spec in page.sweeps.items():
+        if key in measured_sweeps:
+            continue
+        if spec.requires == "cuda" and not device.is_cuda:
+            result.missing_sweeps.append((spec.title, f"해당 없음: {spec.not_applicable}"))
+        else:
+            result.missing_sweeps.append((spec.title, "아직 재지 않음(`--sweep`으로 잽니다)"))
+    result.break_evens = [conclusions.break_even_sentence(r) for r in view.break_evens()]
+    result.not_measured = view.not_measured
+    result.provenance = _provenance(device, view.section)
+    for group in view.groups:
         for row in group.rows:
             excerpt = row.entry.get("extra", {}).get("report_excerpt")
             if excerpt:
-                view.reports.append({"label": _plain(row.label), "text": excerpt.expandtabs(4)})
-    return view
+                result.reports.append({"label": _plain(row.label), "text": excerpt.expandtabs(4)})
+    return result
 
 
 def page_results(page: registry.Page, devices: list[Device], verified: bool, url) -> str:
-    shown = [d for d in devices if page.id in analysis.measured_pages(d.doc) or not d.applies(page)]
     gpu_note = ""
     if page.gpu_sections and not verified:
         gpu_note = (
@@ -227,8 +307,9 @@ def page_results(page: registry.Page, devices: list[Device], verified: bool, url
         )
     return render(
         "page_results.html",
-        devices=[device_view(d, page, url) for d in shown],
+        devices=[device_view(d, page, url) for d in devices],
         gpu_note=gpu_note,
+        command=measure_command(page),
         contribute_url=url("method.md") + "#contribute",
     )
 
@@ -236,59 +317,49 @@ def page_results(page: registry.Page, devices: list[Device], verified: bool, url
 # --- 홈의 개요와 전체 결과 ----------------------------------------------------------------------
 
 
-def _overview_cell(device: Device, page: registry.Page, group_key: str) -> tuple[dict, list | None]:
-    """개요 표의 칸 하나와 차트 막대(배수, 글자) 하나."""
+def _overview_cell(
+    device: Device, page: registry.Page, item: dict
+) -> tuple[str, str, tuple | None]:
+    """개요 표의 칸 하나(글자, 작은 글씨 설명)와 차트 막대(중앙값, 아래, 위, 판정, 글자)."""
     if not device.applies(page):
-        return {"text": "해당 없음", "note": page.not_applicable}, [0.0, "해당 없음"]
-    group = analysis.group_by_key(device.doc, page.id, group_key)
-    if group is None:
-        return {"text": "재지 않음", "note": ""}, None
+        return "해당 없음", page.not_applicable, None
+    view = device.view(page)
+    group = view.group(item["group"])
+    if not view.measured or group is None:
+        return "아직 재지 않음", "", None
+    note = ""
+    if group.baseline and item.get("show_baseline"):
+        note = f"기준: {_plain(group.baseline.label)}"
     if group.spec.conclusion == "overhead":
-        others = [r for r in group.rows if r.role != "baseline" and r.relative_speed]
-        text = ", ".join(f"{_plain(r.label)} {r.relative_text()}" for r in others)
-        # 차트 막대에는 가장 비싼 도구 하나만 씁니다. 전부 쓰면 글자가 차트 밖으로 넘칩니다.
         worst = group.costliest
-        cell, bar = text or "재지 않음", None
-        if worst:
-            label = f"가장 비싼 것: {_plain(worst.label)} {worst.relative_text()}"
-            bar = [worst.relative_speed, label]
-        elif others:
-            bar = [1.0, analysis.NO_DIFFERENCE]
-    else:
-        text = group.headline_text()
-        cell, bar = text or "재지 않음", [group.speedup, text] if text else None
-    if page.id in device.stale:
-        cell += " (코드가 바뀐 뒤 재지 않음)"
-    return {"text": cell, "note": ""}, bar
+        if worst is None:
+            return "차이 없음 (모두 ±5% 안)", note, (1.0, 1.0, 1.0, "same", "차이 없음")
+        text = f"가장 비싼 것: {_plain(worst.label)} {worst.ratio.text()}"
+        return text, note, (worst.ratio.median, worst.ratio.low, worst.ratio.high, "slower", text)
+    row = group.recommended
+    if not (row and row.ratio):
+        return "아직 재지 않음", note, None
+    text = row.ratio.text()
+    if view.stale:
+        text += " (코드가 바뀐 뒤 재지 않음)"
+    bar = (row.ratio.median, row.ratio.low, row.ratio.high, row.verdict, row.ratio.text())
+    return text, note, bar
 
 
 def overview(devices: list[Device], verified: list[registry.Page], url) -> str:
     rows, chart_data, labels = [], {d.title: {} for d in devices}, []
     for page in registry.load():
         for item in page.overview:
-            label = f"{page.heading} · {item['label']}"
+            label = _plain(f"{page.heading} · {item['label']}")
             cells = []
             for device in devices:
-                cell, bar = _overview_cell(device, page, item["group"])
-                cells.append(
-                    Markup("{}{}").format(
-                        cell["text"],
-                        Markup("<br><small>{}</small>").format(cell["note"])
-                        if cell["note"]
-                        else "",
-                    )
-                )
+                text, note, bar = _overview_cell(device, page, item)
+                cells.append({"text": text, "note": note})
                 if bar:
-                    chart_data[device.title][_plain(label)] = bar
-            labels.append(_plain(label))
-            rows.append(
-                {
-                    "url": url(page.doc),
-                    "heading": page.heading,
-                    "label": item["label"],
-                    "cells": cells,
-                }
-            )
+                    chart_data[device.title][label] = bar
+            labels.append(label)
+            rows.append({"url": url(page.doc), "heading": page.heading, "label": item["label"],
+                         "cells": cells})  # fmt: skip
     chart = Markup(charts.overview_chart("chart-overview", labels, chart_data)) if devices else ""
     return render(
         "overview.html",
@@ -301,75 +372,62 @@ def overview(devices: list[Device], verified: list[registry.Page], url) -> str:
     )
 
 
-def _environment_rows(device: Device) -> list[tuple[str, str]]:
-    rows = []
-    for key, label in ENVIRONMENT_LABELS.items():
-        value = device.env.get(key)
-        if isinstance(value, bool):
-            value = "예" if value else "아니요"
-        elif isinstance(value, list):
-            value = ", ".join(value) or "없음"
-        rows.append((label, "—" if value is None else str(value)))
-    return rows
-
-
 def all_results(devices: list[Device], url) -> str:
     views = []
     for device in devices:
         pages = []
         for page in registry.load():
-            if page.id not in analysis.measured_pages(device.doc) and device.applies(page):
-                continue
-            group = next(
-                (g for g in analysis.groups_for(device.doc, page.id) if g.recommended), None
-            )
+            view = device.view(page)
             if not device.applies(page):
-                summary = f"해당 없음: {page.not_applicable}"
+                summary, state = f"해당 없음: {page.not_applicable}", "—"
+            elif not view.measured:
+                summary, state = "아직 재지 않음", "—"
             else:
-                summary = f"{group.title}: {group.headline_text()}" if group else "재지 않음"
-            state = (
-                "코드가 바뀐 뒤 다시 재지 않음" if page.id in device.stale else "측정한 코드 그대로"
-            )
-            pages.append(
-                {"url": url(page.doc), "heading": page.heading, "summary": summary, "state": state}
-            )
-        views.append(
-            {
-                "slug": device.slug,
-                "title": device.title,
-                "file_name": device.path.name,
-                "raw_url": url(f"results/{device.path.name}"),
-                "environment": _environment_rows(device),
-                "pages": pages,
-            }
-        )
+                group = next(
+                    (g for g in view.groups if g.recommended and g.recommended.ratio), None
+                )
+                summary = (
+                    f"{group.title}: {group.recommended.ratio.text()}" if group else "재지 않음"
+                )
+                state = "코드가 바뀐 뒤 다시 재지 않음" if view.stale else "측정한 코드 그대로"
+                state += f" ({view.section['measured']['date'][:10]})"
+            pages.append({"url": url(page.doc), "heading": page.heading, "summary": summary,
+                          "state": state})  # fmt: skip
+        environment = [(label, _value(device.device[key])) for key, label in DEVICE_LABELS.items()]
+        views.append({"slug": device.slug, "title": device.title, "file_name": device.path.name,
+                      "raw_url": url(f"results/{device.path.name}"), "environment": environment,
+                      "pages": pages})  # fmt: skip
     return render("all_results.html", devices=views)
+
+
+def peaks_table(devices: list[Device]) -> str:
+    """GPU마다 공개된 밀집 bf16 최고 성능과 출처. 결과가 있는 GPU는 그 행을 강조합니다."""
+    measured = {
+        peaks.match(d.device["name"], d.device["power_limit_w"]) for d in devices if d.is_cuda
+    }
+    rows = [
+        {"name": peak.label, "tflops": analysis.format_number(peak.bf16_dense_tflops),
+         "source": peak.source, "measured": peak in measured}
+        for peak in peaks.load()
+    ]  # fmt: skip
+    return render("peaks_table.html", rows=rows)
 
 
 def pages_table(section: str, url) -> str:
     pages = [
-        {
-            "url": url(page.doc),
-            "heading": page.heading,
-            "summary": page.summary,
-            "compares": page.compares,
-            "requires": REQUIRES_LABELS[page.requires],
-        }
+        {"url": url(page.doc), "heading": page.heading, "summary": page.summary,
+         "compares": page.compares, "requires": REQUIRES_LABELS[page.requires]}
         for page in registry.pages(section)
-    ]
+    ]  # fmt: skip
     return render("pages_table.html", pages=pages)
 
 
 def commands_table(url) -> str:
     """페이지마다 숫자를 다시 재는 명령과 예제를 실행하는 명령입니다."""
     pages = [
-        {
-            "url": url(page.doc),
-            "heading": page.heading,
-            "benchmark": f".venv/bin/python -m pytest benchmarks/{page.benchmark}.py --benchmark",
-            "example": f".venv/bin/python snippets/{page.snippet}.py --device cuda",
-            "requires": REQUIRES_LABELS[page.requires],
-        }
+        {"url": url(page.doc), "heading": page.heading, "benchmark": measure_command(page),
+         "example": f".venv/bin/python snippets/{page.snippet}.py --device cuda",
+         "requires": REQUIRES_LABELS[page.requires]}
         for page in registry.load()
-    ]
+    ]  # fmt: skip
     return render("commands_table.html", pages=pages)

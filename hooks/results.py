@@ -1,11 +1,14 @@
 """빌드 시점 렌더링: `results/*.json`의 측정 결과를 페이지에 그립니다(절대 측정하지 않습니다).
 
-표시 자리:
-- `<!-- results -->`: 측정하는 페이지(앞머리 `page: <id>`). 장치마다 표, 결론, 차트, 측정 환경.
+결과에 관한 것은 모두 이 훅이 맡습니다.
+- `<!-- results -->`: 측정하는 페이지(앞머리 `page: <id>`). 장치마다 표, 결론, 차트, 스윕, 본전.
 - `<!-- results: overview -->`: 홈의 개요.  `<!-- results: all -->`: 전체 결과 페이지.
-
-읽기·검증은 hooks/results_data.py, 그리기는 hooks/render.py(자동 이스케이프 템플릿)가 합니다.
-결과 파일에 문제가 있으면 파일과 항목을 짚은 한국어 오류 하나로 빌드를 멈춥니다.
+- `<!-- results: peaks -->`: GPU마다 공개된 최고 성능 표(guide/peaks.toml).
+- GPU에서 동작이 달라지는 구역(`gpu_sections`)을 끼워 넣는 코드 블록에는, 지금 코드 그대로를
+  CUDA에서 잰 결과가 없으면 "GPU에서 아직 실행해 보지 않은 코드" 표시를 붙입니다.
+- 원본 결과 파일을 사이트에 복사해 내려받을 수 있게 합니다.
+결과는 빌드마다 한 번 읽고 분석합니다(hooks/results_data.py). 문제가 있으면 파일과 항목을 짚은
+한국어 오류 하나로 빌드를 멈춥니다.
 """
 
 from __future__ import annotations
@@ -18,14 +21,17 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from benchmarks import analysis, results_file
+from benchmarks.schema import ResultsError
 from guide import registry
 from hooks import render
+from hooks.pages import measured_page
 from hooks.results_data import gpu_verified, load_devices
 
 log = logging.getLogger("mkdocs.hooks.results")
 
-MARKER = re.compile(r"^<!--\s*results(?::\s*(?P<target>overview|all))?\s*-->[ \t]*$", re.M)
+MARKER = re.compile(r"^<!--\s*results(?::\s*(?P<target>overview|all|peaks))?\s*-->[ \t]*$", re.M)
+FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
+GPU_MARK = '<span class="gpu-unverified-mark">GPU에서 아직 실행해 보지 않은 코드</span>'
 
 
 def _root(config) -> Path:
@@ -35,7 +41,7 @@ def _root(config) -> Path:
 def _devices(config):
     try:
         return load_devices(_root(config))
-    except results_file.ResultsError as error:
+    except ResultsError as error:
         raise PluginError(str(error)) from None
 
 
@@ -43,7 +49,7 @@ def on_files(files, config):
     """원본 결과 파일을 사이트에 그대로 복사해 페이지에서 내려받을 수 있게 합니다."""
     for device in _devices(config):
         uri = f"results/{device.path.name}"
-        files.append(File.generated(config, uri, abs_src_path=str(device.path)))
+        files.append(File.generated(config, uri, content=device.path.read_bytes()))
     return files
 
 
@@ -55,15 +61,30 @@ def on_serve(server, config, builder):
     return server
 
 
+def mark_gpu_blocks(markdown: str, measured: registry.Page) -> str:
+    sections = "|".join(re.escape(name) for name in measured.gpu_sections)
+    include = re.compile(rf'--8<-- "snippets/{re.escape(measured.snippet)}\.py:(?:{sections})"')
+
+    def mark(fence: re.Match[str]) -> str:
+        if not include.search(fence["body"]):
+            return fence[0]
+        return f"{fence['indent']}{GPU_MARK}\n\n{fence[0]}"
+
+    return FENCE.sub(mark, markdown)
+
+
 def on_page_markdown(markdown: str, page, config, files) -> str:
-    if not MARKER.search(markdown):
+    measured = measured_page(page)
+    has_marker = MARKER.search(markdown)
+    if not has_marker and not (measured and measured.gpu_sections):
         return markdown
     devices = _devices(config)
+    if measured and measured.gpu_sections and not gpu_verified(devices, measured):
+        markdown = mark_gpu_blocks(markdown, measured)
 
     def url(doc: str) -> str:
         found = files.get_file_from_path(doc)
-        target = found.url if found else doc
-        return get_relative_url(target, page.file.url)
+        return get_relative_url(found.url if found else doc, page.file.url)
 
     def replace(match: re.Match[str]) -> str:
         target = match["target"]
@@ -72,18 +93,12 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
             return render.overview(devices, verified, url)
         if target == "all":
             return render.all_results(devices, url)
-        page_id = page.meta.get("page")
-        if not page_id:
+        if target == "peaks":
+            return render.peaks_table(devices)
+        if measured is None:
             raise PluginError(
                 f"{page.file.src_uri}: `<!-- results -->`에는 앞머리 `page:`가 필요합니다"
             )
-        try:
-            measured = registry.by_id(str(page_id))
-        except registry.RegistryError as error:
-            raise PluginError(f"{page.file.src_uri}: {error}") from None
-        # 결과 파일이 하나도 없으면(새로 받은 저장소) 어느 페이지나 "측정 결과 없음"이 정상입니다.
-        if devices and not any(page_id in analysis.measured_pages(d.doc) for d in devices):
-            log.warning(f"{page.file.src_uri}: {page_id}의 측정 결과가 results/에 없습니다")
         return render.page_results(measured, devices, gpu_verified(devices, measured), url)
 
     return MARKER.sub(replace, markdown)
@@ -94,7 +109,7 @@ def on_env(env, config, files):
     for page in registry.load():
         found = files.get_file_from_path(page.doc)
         if found is None:
-            log.warning(f"guide/pages.toml의 {page.id}: 페이지 docs/{page.doc}이(가) 없습니다")
+            log.warning(f"guide/pages.toml의 {page.id}: 페이지 docs/{page.doc}이 없습니다")
         elif not MARKER.search(found.content_string):
             log.warning(f"docs/{page.doc}: 결과를 그릴 `<!-- results -->` 자리가 없습니다")
     return env

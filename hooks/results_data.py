@@ -1,7 +1,9 @@
-"""빌드가 읽는 측정 결과: `results/*.json`을 읽고 검증해 장치별로 돌려줍니다(측정하지 않습니다).
+"""빌드가 읽는 측정 결과: `results/*.json`을 한 번 읽고 검증하고 분석해 훅에 넘깁니다.
 
-결과 파일은 바깥 데이터입니다. 읽다가 생긴 모든 문제는 파일과 항목을 짚는 한국어 오류
-(`results_file.ResultsError`) 하나가 되고, 훅이 그것을 빌드 오류로 바꿉니다.
+결과 파일은 바깥 데이터입니다. 읽기와 검증은 `python -m benchmarks.results_file`과 같은 함수가
+하므로 검증 명령이 통과시킨 파일은 빌드도 받고, 거절한 파일은 빌드도 거절합니다. 분석
+(benchmarks/analysis.py)은 빌드마다 장치 하나에 한 번만 하고, 결과 파일과 측정한 코드가 그대로면
+`mkdocs serve`가 다시 빌드할 때 다시 하지 않습니다.
 """
 
 from __future__ import annotations
@@ -10,76 +12,55 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import analysis, results_file
+from benchmarks import analysis, provenance, results_file
+from benchmarks.schema import ResultsError
 from guide import registry
 
 
 @dataclass(frozen=True)
 class Device:
-    """결과 파일 하나: 장치 하나의 측정입니다."""
+    """결과 파일 하나: 장치 하나의 측정과 그 분석."""
 
     path: Path
     doc: dict
-    stale: dict[str, dict[str, str]]
+    views: dict[str, analysis.PageView]
 
     @property
     def slug(self) -> str:
         return self.path.stem
 
     @property
-    def env(self) -> dict:
-        return self.doc["environment"]
+    def device(self) -> dict:
+        return self.doc["device"]
 
     @property
     def is_cuda(self) -> bool:
-        return self.env["device_kind"] == "cuda"
+        return self.device["kind"] == "cuda"
 
     @property
     def title(self) -> str:
-        env = self.env
-        if self.is_cuda:
-            count = f" × {env['device_count']}" if env["device_count"] > 1 else ""
-            return f"{env['device_name']}{count}"
-        return f"CPU {env['usable_cores']}코어 ({env['cpu_model']})"
+        return results_file.device_title(self.device)
 
     def applies(self, page: registry.Page) -> bool:
-        return page.applies_to(self.env["device_kind"], self.env["device_count"])
+        return page.applies_to(self.device["kind"], self.device["count"])
+
+    def view(self, page: registry.Page) -> analysis.PageView:
+        return self.views[page.id]
 
 
-def _registry_problem(doc: dict, path: Path) -> results_file.ResultsError | None:
-    """결과가 레지스트리에 없는 페이지·묶음·변형을 가리키면 어느 항목인지 짚습니다."""
-    for index, entry in enumerate(doc["benchmarks"]):
-        where = f"benchmarks[{index}]"
-        try:
-            page = registry.by_id(entry["page"])
-            page.group(entry["group"])
-            page.variant_label(entry["variant"], entry["params"])
-        except registry.RegistryError as error:
-            return results_file.ResultsError(path, where, f"{error} (guide/pages.toml)")
-    for index, item in enumerate(doc["not_measured"]):
-        try:
-            registry.by_id(item["page"])
-        except registry.RegistryError as error:
-            return results_file.ResultsError(path, f"not_measured[{index}].page", str(error))
-    return None
-
-
-def load_device(path: Path, root: Path) -> Device:
+def load_device(path: Path) -> Device:
     doc = results_file.load(path)
     if doc["dry_run"]:
         problem = "드라이 런 결과는 results/에 둘 수 없습니다(숫자가 아니라 흐름 확인용입니다)"
-        raise results_file.ResultsError(path, "dry_run", problem)
-    problem = _registry_problem(doc, path)
-    if problem:
-        raise problem
-    return Device(path, doc, results_file.stale_pages(doc, root))
+        raise ResultsError(path, "dry_run", problem)
+    return Device(path, doc, analysis.analyze(doc))
 
 
 def _signature(root: Path) -> tuple:
     """results/와 측정한 코드의 상태. 바뀌지 않았으면 다시 읽지 않습니다(`mkdocs serve`)."""
     watched = results_file.published_files(root)
-    watched += [page.snippet_path for page in registry.load()]
-    watched += [page.benchmark_path for page in registry.load()]
+    for page in registry.load():
+        watched += [page.snippet_path, page.benchmark_path]
     return tuple((str(p), p.stat().st_mtime_ns if p.exists() else None) for p in watched)
 
 
@@ -89,27 +70,21 @@ def load_devices(root: Path) -> list[Device]:
 
 @functools.lru_cache(maxsize=4)
 def _load_devices(root: Path, signature: tuple) -> tuple[Device, ...]:
-    devices = [load_device(path, root) for path in results_file.published_files(root)]
-    titles: dict[str, Path] = {}
-    for device in devices:
-        if device.title in titles:
-            raise results_file.ResultsError(
-                device.path,
-                "environment.device_name",
-                f"{titles[device.title].name}과(와) 같은 장치 이름({device.title})입니다."
-                " 장치마다 결과 파일은 하나입니다",
-            )
-        titles[device.title] = device.path
+    # 장치 이름은 인쇄 가능한 ASCII뿐이고(비슷해 보이는 글자가 들어올 수 없음), 파일 이름은 제목을
+    # 이루는 값(이름, 전력 한도, 개수 또는 CPU 모델과 코어 수)으로 정해지므로(check_identity) 두
+    # 파일의 제목이 같을 수 없습니다.
+    devices = [load_device(path) for path in results_file.published_files(root)]
     # GPU 결과를 먼저 보여 줍니다(발행하는 숫자의 중심). 그다음 CPU.
     return tuple(sorted(devices, key=lambda d: (not d.is_cuda, d.slug)))
 
 
 def gpu_verified(devices: list[Device], page: registry.Page) -> bool:
     """지금의 스니펫과 벤치마크 그대로를 CUDA 장치에서 잰 결과가 있는지."""
-    current = results_file.fingerprint(page.snippet_path, page.benchmark_path)
-    return any(
-        entry["fingerprint"] == current
-        for device in devices
-        if device.is_cuda
-        for entry in analysis.entries_for(device.doc, page.id)
-    )
+    current = provenance.code_hashes(page)
+    for device in devices:
+        section = device.doc["pages"].get(page.id)
+        if device.is_cuda and section:
+            measured = section["measured"]
+            if all(measured[key] == value for key, value in current.items()):
+                return True
+    return False

@@ -1,0 +1,298 @@
+"""표 아래의 결론 문장: 숫자는 모두 결과에서 계산하고, 판정은 구간으로만 내립니다.
+
+결론의 종류는 레지스트리(guide/pages.toml의 conclusion)가 정하고, 종류마다 함수 하나가 문장을
+씁니다(WRITERS). 조사는 받침에 따라 고르고(josa), 영어나 코드로 끝나는 이름 뒤에는 받침과
+상관없는 조사(의, 보다, 에서)만 붙도록 문장을 짭니다. "이(가)" 같은 표기는 쓰지 않습니다.
+"""
+
+from __future__ import annotations
+
+from benchmarks import analysis, stats
+from benchmarks.analysis import Group, Ratio, format_number, format_ratio
+from guide import registry
+
+CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
+CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
+NO_MECHANISM = "이 장치에서는 바뀌는 것 없음"
+
+
+def josa(word: str, pair: str) -> str:
+    """한글로 끝나는 낱말 뒤의 조사: josa("메모리", "은/는") == "메모리는"."""
+    last = word.rstrip()[-1]
+    if not "가" <= last <= "힣":
+        raise ValueError(
+            f"한글로 끝나지 않는 낱말에는 받침에 따른 조사를 붙이지 않습니다: {word!r}"
+        )
+    final = (ord(last) - ord("가")) % 28
+    with_final, without = pair.split("/")
+    if pair == "으로/로":
+        return word + ("로" if final in (0, 8) else "으로")
+    return word + (with_final if final else without)
+
+
+def quoted(label: str) -> str:
+    return f"‘{label}’"
+
+
+def _speed_sentence(row: analysis.Row, baseline: analysis.Row) -> str:
+    ratio = row.ratio
+    if ratio.verdict == "same":
+        return (
+            f"{quoted(row.label)} 대 {quoted(baseline.label)}: 속도 차이가 "
+            f"±{stats.no_change_percent(ratio.low, ratio.high)}% 안입니다(차이 없음). 구간이 "
+            "0.95–1.05에 걸쳐 있어 이 장치에서는 다르다고 말할 수 없습니다."
+        )
+    direction = "빠릅니다" if ratio.verdict == "faster" else "느립니다"
+    level = f"{ratio.confidence:.0%}" if ratio.confidence < stats.CONFIDENCE else "95%"
+    return (
+        f"{quoted(row.label)}의 속도는 {quoted(baseline.label)}의 {format_ratio(ratio.median)}"
+        f"({level} 구간 {ratio.bounds()})로, 구간 전체가 기준의 ±5% 밖이라 {direction}."
+    )
+
+
+def speedup(group: Group, env: dict) -> str:
+    baseline, best = group.baseline, group.recommended
+    if not (baseline and best and best.ratio):
+        return "이 묶음에는 기준과 권장 방식이 함께 있지 않아 배수를 계산하지 않았습니다."
+    return _speed_sentence(best, baseline)
+
+
+def ceiling(group: Group, env: dict) -> str:
+    return (
+        "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. "
+        "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
+    )
+
+
+def saturation(group: Group, env: dict) -> str:
+    timed = [row for row in group.rows if row.ratio or row.role == "baseline"]
+    rated = [row for row in timed if row.metric("samples_per_s")]
+    if len(rated) < 2:
+        return speedup(group, env)
+    best = max(rated, key=lambda row: row.metric("samples_per_s"))
+    best_low = best.ratio.low if best.ratio else 1.0
+    # 가장 빠른 것과 구간이 겹치면(더 빠르다고 말할 수 없으면) 충분한 워커 수로 봅니다.
+    enough = min(
+        (row for row in rated if (row.ratio.high if row.ratio else 1.0) >= best_low),
+        key=lambda row: row.entry["params"].get("num_workers", 0),
+    )
+    workers, cores = enough.entry["params"].get("num_workers", 0), env["usable_cores"]
+    text = (
+        f"처리량은 워커 {workers}개에서 더 오르지 않습니다(더 많은 워커와 구간이 겹칩니다). "
+        f"쓸 수 있는 코어가 {cores}개라서, 그 이상의 워커는 같은 코어를 나눠 쓸 뿐입니다."
+    )
+    if enough.ceiling_percent is not None:
+        text += f" 이때 천장의 {enough.ceiling_percent:.0f}%입니다."
+    gpus = env["count"]
+    rule = f" 원문의 규칙(4 × GPU 수)은 이 장치에서 워커 {4 * gpus}개를 제안합니다"
+    return text + rule + (": GPU가 없으니 규칙이 답을 주지 못합니다." if gpus == 0 else ".")
+
+
+def bf16_isa(group: Group, env: dict) -> str:
+    if env["kind"] != "cpu":
+        return speedup(group, env)
+    fp32, bf16 = group.baseline, group.recommended
+    if not (fp32 and bf16 and bf16.ratio):
+        return speedup(group, env)
+    features = [name for flag, name in CPU_BF16_FLAGS.items() if flag in env["cpu_flags"]]
+    hardware = (
+        f"이 CPU에는 {'와 '.join(features)} 명령이 있어 bf16 행렬 곱을 하드웨어로 계산합니다."
+        if features
+        else "이 CPU에는 AVX-512 BF16도 AMX도 없어 bf16을 fp32로 바꿔 계산합니다."
+    )
+    text = f"{hardware} {_speed_sentence(bf16, fp32)}"
+    fp16 = group.row("step-fp16")
+    if fp16 and fp16.ratio and not set(CPU_FP16_FLAGS) & set(env["cpu_flags"]):
+        text += (
+            " fp16 autocast는 이 CPU에 fp16 행렬 곱 하드웨어(AVX512-FP16·AMX-FP16)가 없어 느린 "
+            "경로로 계산됩니다. GPU의 fp16과는 관계없는 숫자입니다."
+        )
+    return text
+
+
+def overhead(group: Group, env: dict) -> str:
+    others = [row for row in group.rows if row.role != "baseline" and row.ratio]
+    if not others:
+        return speedup(group, env)
+    same = [quoted(row.label) for row in others if row.verdict == "same"]
+    slower = [
+        f"{quoted(row.label)} {row.ratio.text()}" for row in others if row.verdict == "slower"
+    ]
+    faster = [quoted(row.label) for row in others if row.verdict == "faster"]
+    parts = []
+    if slower:
+        worst = group.costliest
+        parts.append(
+            f"켜 두기만 해도 같은 일이 느려진 것: {', '.join(slower)}. 가장 비싼 것은 "
+            f"{quoted(worst.label)}입니다. 문제를 찾을 때만 켜고, 학습할 때는 끄세요."
+        )
+    if same:
+        parts.append(f"기준과 차이가 없는 것(±5% 안): {', '.join(same)}.")
+    if faster:
+        # 도구는 일을 더할 뿐 덜지 않습니다. 기준보다 빠르게 나온 값은 흔들림입니다.
+        parts.append(
+            f"도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {', '.join(faster)}의 값은 측정의 흔들림입니다."
+        )
+    if group.key == "overhead" and group.page.id == "tip7":
+        parts.append(
+            "이 비용에는 실행마다 한 번 드는 준비와 보고서 쓰기가 들어 있어, 학습이 길수록 비율이 작아집니다."
+        )
+    return " ".join(parts)
+
+
+def tradeoff(group: Group, env: dict) -> str:
+    baseline = group.baseline
+    # 시간을 내주는 기법이라 "권장"이 아니라 "비교"일 수 있습니다. 그때는 마지막 변형을 씁니다.
+    chosen = group.recommended or next((r for r in reversed(group.rows) if r.ratio), None)
+    if not (baseline and chosen and chosen.ratio):
+        return speedup(group, env)
+    for name in ("saved_activation_mib", "peak_memory_mib", "worker_memory_growth_mib"):
+        before, after = baseline.metric(name), chosen.metric(name)
+        if before is not None and after is not None:
+            break
+    else:
+        return speedup(group, env)
+    label, unit, _ = analysis.METRIC_DISPLAY[name]
+    memory = f"{josa(label, '은/는')} {format_number(before)} → {format_number(after)} {unit}"
+    if before > 0 and after != before:
+        change = abs(1 - after / before) * 100
+        memory += f"로 {change:.0f}% {'줄었' if after < before else '늘었'}습니다"
+    else:
+        memory += "로 같습니다"
+    speed = chosen.ratio.text()
+    return f"{quoted(chosen.label)}의 속도는 기준 대비 {speed}이고, {memory}."
+
+
+def compile_time(group: Group, env: dict) -> str:
+    rows = [row for row in group.rows if row.metric("compile_s") is not None]
+    if len(rows) < 2:
+        return speedup(group, env)
+    listed = ", ".join(
+        f"{quoted(row.label)} {format_number(row.metric('compile_s'))}초" for row in rows
+    )
+    return (
+        f"첫 호출에 든 시간: {listed}. 한 번씩 잰 값이라 구간이 없습니다. 캐시가 채워진 폴더에서도 "
+        "새 프로세스는 모듈을 읽고 캐시를 찾는 데 시간이 듭니다."
+    )
+
+
+def waterfall(group: Group, env: dict) -> str:
+    stages = [row for row in group.rows if row.role != "ceiling" and not row.computed]
+    final = stages[-1] if len(stages) > 1 else None
+    if not (final and final.ratio):
+        return speedup(group, env)
+    cuda_only = set(group.page.cuda_only) if env["kind"] != "cuda" else set()
+    judged = [row for row in stages[1:] if row.previous and row.entry["variant"] not in cuda_only]
+    helped = [quoted(row.label) for row in judged if row.previous.verdict == "faster"]
+    hurt = [quoted(row.label) for row in judged if row.previous.verdict == "slower"]
+    text = f"마지막 단계의 속도는 기준의 {final.ratio.text()}입니다."
+    if helped:
+        text += f" 앞 단계보다 빨라진 단계: {', '.join(helped)}."
+    if hurt:
+        text += f" 앞 단계보다 느려진 단계: {', '.join(hurt)}."
+    if cuda_only:
+        names = ", ".join(quoted(row.label) for row in stages if row.entry["variant"] in cuda_only)
+        text += f" {names}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
+    if final.ceiling_percent is not None:
+        name = group.spec.ceiling_label
+        text += f" 마지막 단계는 {name} {final.ceiling_percent:.0f}%입니다."
+    return text
+
+
+def leave_one_out(group: Group, env: dict) -> str:
+    full = group.baseline
+    removed = [row for row in group.rows if row.ratio and row is not full]
+    if not (full and removed):
+        return speedup(group, env)
+    worth = sorted(removed, key=lambda row: row.ratio.median)
+    needed = [
+        f"{quoted(row.label)}(빼면 {row.ratio.text()})" for row in worth if row.verdict == "slower"
+    ]
+    free = [quoted(row.label) for row in worth if row.verdict != "slower"]
+    text = f"모든 기법을 쓴 {quoted(full.label)}에서 하나씩 뺐을 때"
+    text += f" 느려지는 것: {', '.join(needed)}." if needed else " 느려지는 것이 없습니다."
+    if free:
+        text += f" 빼도 느려지지 않는 것: {', '.join(free)}."
+    return text
+
+
+WRITERS = {
+    "speedup": speedup,
+    "leave-one-out": leave_one_out,
+    "saturation": saturation,
+    "bf16-isa": bf16_isa,
+    "overhead": overhead,
+    "ceiling": ceiling,
+    "waterfall": waterfall,
+    "tradeoff": tradeoff,
+    "compile-time": compile_time,
+}
+assert tuple(WRITERS) == registry.CONCLUSIONS, "결론 종류는 registry.CONCLUSIONS와 같아야 합니다"
+
+
+def saving_sentence(group: Group) -> str:
+    """기준보다 빨라진 권장 방식이 params 값 하나(예: 에폭)당 아끼는 시간."""
+    spec, baseline, best = group.spec, group.baseline, group.recommended
+    if not (spec.saving_param and baseline and best and best.verdict == "faster"):
+        return ""
+    count = best.entry["params"].get(spec.saving_param)
+    if not isinstance(count, int | float) or count <= 0:
+        return ""
+    saved = (baseline.entry["median_s"] - best.entry["median_s"]) / count
+    return f" {spec.saving_unit}마다 약 {analysis.format_seconds(saved)}를 아낍니다."
+
+
+def conclusion(group: Group, env: dict) -> str:
+    """표 아래에 붙는 결론 한두 문장. env는 결과 파일의 device 부분입니다."""
+    text = WRITERS[group.spec.conclusion](group, env) + saving_sentence(group)
+    return f"{text} {group.spec.note}" if group.spec.note else text
+
+
+def sweep_sentence(spec: registry.Sweep, points: list[analysis.Point]) -> str:
+    """스윕 하나의 결론: 어디서 구간이 1을 넘는지(교차점)."""
+    cross = analysis.crossover(points)
+    span = f"재 본 범위 {format_number(cross.low_x)}–{format_number(cross.high_x)}"
+    word = analysis.VERDICTS[cross.verdict]
+    axis = spec.x_label
+    if cross.kind == "all":
+        return f"{span} 전체에서 {word}: 이 장치에서는 교차점이 없습니다."
+    if cross.kind == "none":
+        return f"{span}에서는 어느 크기에서도 구간이 ±5%를 벗어나지 않아 교차점이 없습니다."
+    low, high = format_number(cross.low_x), format_number(cross.high_x)
+    if cross.kind == "from":
+        where = f"{axis} ≈ {format_number(cross.x)}" if cross.x else axis
+        verb = "빨라집니다" if cross.verdict == "faster" else "느려집니다"
+        return f"이 장치에서는 {where}부터 {verb}({low}–{high} 사이에서 바뀝니다, {span})."
+    verb = "빨라지고" if cross.verdict == "faster" else "느려지고"
+    return f"이 장치에서는 {axis} {low}까지는 {verb}, {high}부터는 차이가 없습니다({span})."
+
+
+def break_even_sentence(result: analysis.BreakEvenResult) -> str:
+    cost = f"한 번 드는 비용 {format_number(result.cost_s)}초"
+    if result.steps is None:
+        return (
+            f"{result.spec.label}: {cost}. 스텝 시간이 구간 안에서 줄지 않아 본전을 찾지 못합니다."
+        )
+    saving = analysis.format_seconds(result.saving_s)
+    return (
+        f"{result.spec.label}: {cost}, 스텝마다 {saving} 절약 → 약 {format_number(result.steps)}스텝부터 "
+        "본전입니다."
+    )
+
+
+def ratio_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
+    """표의 "기준 대비" 칸: 구간과 판정. CUDA에만 있는 메커니즘은 바뀌는 것 없음."""
+    if row.role == "baseline":
+        return "기준"
+    if env["kind"] != "cuda" and row.entry["variant"] in page.cuda_only:
+        return NO_MECHANISM
+    return row.ratio.text() if row.ratio else "—"
+
+
+def previous_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
+    if env["kind"] != "cuda" and row.entry["variant"] in page.cuda_only:
+        return NO_MECHANISM
+    return row.previous.text() if row.previous else "—"
+
+
+__all__ = ["Ratio", "conclusion", "josa", "sweep_sentence", "break_even_sentence", "format_ratio"]
