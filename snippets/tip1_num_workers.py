@@ -4,13 +4,17 @@
 """
 
 # --8<-- [start:imports]
+# --8<-- [start:os_import]
 import os
-import time
+
+# --8<-- [end:os_import]
+# --8<-- [start:dataset_imports]
 import zlib
 
 import torch
 import torch.nn.functional as F
 
+# --8<-- [end:dataset_imports]
 # --8<-- [start:loader_import]
 from torch.utils.data import DataLoader, Dataset
 
@@ -178,46 +182,25 @@ def make_fast_loader(dataset, batch_size=32, num_gpus=None):
 # --8<-- [end:fast]
 
 
-# --8<-- [start:measure]
-def measure_throughput(loader, num_batches, device=None, warmup_batches=None):
-    """배치 num_batches개를 꺼내는 처리량(samples/s)을 잽니다.
-
-    워커를 띄우는 시간은 빼려고, 먼저 워커 수만큼(최소 1개) 배치를 꺼낸 뒤에 재기 시작합니다.
-    워커들은 첫 배치를 거의 동시에 내놓으므로, 한 바퀴를 통째로 버려야 값이 부풀지 않습니다.
-    """
-    if warmup_batches is None:
-        warmup_batches = max(1, loader.num_workers)
-    batches = iter(loader)
-    for _ in range(warmup_batches):
-        next(batches)
-    samples = 0
-    start = time.perf_counter()
-    for _ in range(num_batches):
-        x, _labels = next(batches)
-        if device is not None:
-            x = x.to(device)
-        samples += len(x)
-    if device is not None and torch.device(device).type == "cuda":
-        torch.cuda.synchronize(device)
-    return samples / (time.perf_counter() - start)
-
-
-# --8<-- [end:measure]
-
-
 # --8<-- [start:main]
 def main(device="cpu", num_batches=6, batch_size=16):
+    from torch.utils.benchmark import Timer
+
     device = torch.device(device)
     num_gpus = torch.cuda.device_count() if device.type == "cuda" else 0
     cores = usable_cpu_cores()
     suggested = suggested_num_workers(num_gpus, cores)
     print(f"장치: {device}, 쓸 수 있는 CPU 코어: {cores}개")
-    # 필요한 배치(준비 바퀴 포함)보다 넉넉한 길이로 만듭니다.
-    dataset = CompressedImageDataset(length=batch_size * (num_batches + 2 * max(suggested, 2)))
+    dataset = CompressedImageDataset(length=batch_size * num_batches)
     rates = {}
     for num_workers in sorted({0, min(2, cores), suggested}):
         loader = make_loader(dataset, num_workers, batch_size)
-        rates[num_workers] = measure_throughput(loader, num_batches, device)
+        # 한 에폭을 잽니다. Timer는 재기 전에 한 번 돌려 보므로(워커를 띄우는 첫 에폭) 그 시간은
+        # 빠지고, persistent_workers라서 다음 에폭부터는 띄워 둔 워커가 그대로 일합니다.
+        epoch = Timer(
+            "for x, _ in loader: x.to(device)", globals={"loader": loader, "device": device}
+        )
+        rates[num_workers] = len(dataset) / epoch.blocked_autorange(min_run_time=0.2).median
         line = f"num_workers={num_workers}: 초당 {rates[num_workers]:.0f}개 샘플"
         if num_workers > 0:
             line += f" (워커 없을 때의 {rates[num_workers] / rates[0]:.1f}배)"

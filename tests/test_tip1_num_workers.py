@@ -8,7 +8,6 @@ import warnings
 
 import pytest
 import torch
-from torch.utils.data import DataLoader, TensorDataset
 
 from snippets import tip1_num_workers as tip1
 from tests.site_build import page_quotes
@@ -202,19 +201,8 @@ def test_article_loader_works_but_torch_warns_on_few_cores():
     assert loader.num_workers == 8 and loader.batch_size == 1
 
 
-@pytest.mark.parametrize("num_workers", [0, 1])
-def test_measure_throughput_reads_warmup_plus_num_batches(num_workers):
-    data = TensorDataset(torch.zeros(12, 2), torch.zeros(12))
-    # 준비 1개 + 측정 5개 = 6개 배치(크기 2)면 정확히 다 씁니다.
-    exact = DataLoader(data, batch_size=2, num_workers=num_workers)
-    rate = tip1.measure_throughput(exact, num_batches=5, device="cpu")
-    assert rate > 0
-    with pytest.raises(StopIteration):
-        tip1.measure_throughput(exact, num_batches=6)
-
-
 def test_main_runs_on_cpu(capsys):
-    tip1.main("cpu")
+    tip1.main("cpu", num_batches=2, batch_size=8)
     out = capsys.readouterr().out
     assert "장치: cpu" in out
     assert "num_workers=0: 초당" in out
