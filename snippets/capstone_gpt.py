@@ -1,14 +1,13 @@
 """전부 합치면: GPT-2 small 모양의 언어 모델 하나를 학습하면서 팁을 하나씩 더합니다.
 
-모델, 데이터, 학습 루프는 평범한 PyTorch입니다. 단계(Stage)는 깃발(flag)의 묶음이고, 단계 k는
-단계 k-1에서 깃발 하나(또는 한 묶음)만 바꿉니다. 깃발이 쓰이는 곳은 이름 붙은 작은 함수
-(`stage1` … `stage10` 구역)라서 두 단계의 차이를 코드에서 바로 찾을 수 있습니다.
+모델, 데이터, 학습 루프는 평범한 PyTorch입니다. 단계(Stage)는 플래그(flag)의 묶음이고, 단계 k는
+단계 k-1에서 플래그 하나(또는 한 묶음)만 바꿉니다. 플래그가 쓰이는 곳은 `stage1` … `stage10`
+구역의 작은 함수라서 두 단계의 차이를 코드에서 바로 찾을 수 있습니다.
 
-실행: `python snippets/capstone_gpt.py [--device auto|cpu|cuda] [--steps 4]`
+실행: `python capstone_gpt.py [--device auto|cpu|cuda] [--steps 2]`
 """
 
 # --8<-- [start:imports]
-import bisect
 import contextlib
 import dataclasses
 import math
@@ -19,24 +18,18 @@ from dataclasses import dataclass
 import torch
 import torch.nn.functional as F
 from torch import nn
+from torch.utils.benchmark import Timer
 from torch.utils.checkpoint import checkpoint
 from torch.utils.data import DataLoader, Dataset
 
+
 # --8<-- [end:imports]
-
-
-# --8<-- [start:data]
 class MarkovTokens(Dataset):
-    """고정된 무작위 마르코프 연쇄(Markov chain)에서 뽑은 토큰 시퀀스입니다.
+    """고정된 무작위 마르코프 연쇄(Markov chain)의 토큰들. 토큰마다 다음 토큰의 후보가 몇 개뿐이고
+    자주 나오는 토큰이 정해져 있어(지프 분포) 손실이 눈에 띄게 내려갑니다. 샘플 i는 늘 같습니다."""
 
-    내려받을 데이터 없이도 구조가 있어서 손실이 눈에 띄게 내려갑니다. 토큰마다 다음 토큰의
-    후보가 `branching`개 있고, 자주 나오는 토큰이 정해져 있습니다(지프 분포). 샘플 i는 언제나
-    같은 시퀀스라서 워커 수가 달라도 같은 배치가 나옵니다.
-    """
-
-    def __init__(self, vocab_size, seq_len, branching=8, seed=0, num_samples=10**8):
+    def __init__(self, vocab_size, seq_len, branching=8, seed=0):
         self.vocab_size, self.seq_len, self.seed = vocab_size, seq_len, seed
-        self.num_samples = num_samples
         g = torch.Generator().manual_seed(seed)
         popularity = 1.0 / torch.arange(1, vocab_size + 1, dtype=torch.float64)
         successors = torch.multinomial(popularity, vocab_size * branching, True, generator=g)
@@ -46,7 +39,7 @@ class MarkovTokens(Dataset):
         self.cum_weights = [sum(weights[: k + 1]) for k in range(branching)]
 
     def __len__(self):
-        return self.num_samples
+        return 10**8  # 사실상 끝이 없습니다: 에폭 경계 없이 원하는 스텝만큼 뽑습니다.
 
     def __getitem__(self, index):
         # 실제 학습의 토큰화나 시퀀스 묶기(packing)처럼, 토큰마다 파이썬으로 CPU 일을 합니다.
@@ -55,22 +48,18 @@ class MarkovTokens(Dataset):
         tokens = []
         for _ in range(self.seq_len + 1):
             tokens.append(token)
-            choice = bisect.bisect(self.cum_weights, rng.random() * self.cum_weights[-1])
-            token = self.successors[token][choice]
+            token = rng.choices(self.successors[token], cum_weights=self.cum_weights)[0]
         tokens = torch.tensor(tokens)
         return tokens[:-1], tokens[1:]
-
-
-# --8<-- [end:data]
 
 
 # --8<-- [start:stages]
 @dataclass(frozen=True)
 class Stage:
-    """학습 방법의 깃발 묶음입니다. 기본값이 기준(단계 0)입니다."""
+    """학습 방법의 플래그 묶음입니다. 기본값이 기준(단계 0)입니다."""
 
     num_workers: int = 0  # 단계 1: DataLoader 워커
-    pin_memory: bool = False  # 단계 1: 고정된 메모리 + non_blocking 복사
+    pin_memory: bool = False  # 단계 1: 고정된 메모리 + non_blocking 복사(CUDA)
     read_loss_every_step: bool = True  # 단계 2: False면 손실을 끝에 한 번만 읽습니다
     create_on_device: bool = False  # 단계 3: 마스크와 위치 텐서를 장치에서 바로 만듭니다
     tf32: bool = False  # 단계 4: fp32 행렬 곱을 TF32로(CUDA)
@@ -80,19 +69,14 @@ class Stage:
     fused_adamw: bool = False  # 단계 8: 퓨즈드(fused) AdamW
     batch_multiplier: int = 1  # 단계 9: 아낀 메모리만큼 마이크로 배치를 키웁니다
     compile: bool = False  # 단계 10: torch.compile
-    checkpointing: bool = False  # 곁가지: 활성화 체크포인팅(누적하지 않음)
-    float8: bool = False  # 곁가지: float8 학습(누적하지 않음, 지원하는 GPU만)
+    checkpointing: bool = False  # 번외 실험: 활성화 체크포인팅(누적하지 않음)
 
 
 def cumulative_stages(num_workers=2, batch_multiplier=2):
-    """(key, 설명, Stage)의 목록입니다. 단계마다 앞 단계의 깃발을 모두 물려받습니다."""
+    """(key, 설명, Stage)의 목록입니다. 단계마다 앞 단계의 플래그를 모두 물려받습니다."""
     changes = [
         ("baseline", "기준: fp32, 즉시 실행(eager), 손으로 쓴 어텐션", {}),
-        (
-            "workers",
-            "DataLoader 워커 + 고정된 메모리",
-            {"num_workers": num_workers, "pin_memory": True},
-        ),
+        ("workers", "워커 + 고정된 메모리", {"num_workers": num_workers, "pin_memory": True}),
         ("no-host-reads", "매 스텝 호스트로 읽지 않기", {"read_loss_every_step": False}),
         ("create-on-device", "텐서를 장치에서 바로 만들기", {"create_on_device": True}),
         ("tf32", "fp32 행렬 곱에 TF32", {"tf32": True}),
@@ -111,17 +95,12 @@ def cumulative_stages(num_workers=2, batch_multiplier=2):
 
 
 # --8<-- [end:stages]
-
-
 # --8<-- [start:stage1]
 def make_loader(dataset, stage, device, batch_size):
     """단계 1: 워커 프로세스가 배치를 미리 만들고, GPU라면 고정된 메모리에 담습니다."""
+    workers, pin = stage.num_workers, stage.pin_memory and device.type == "cuda"
     return DataLoader(
-        dataset,
-        batch_size=batch_size,
-        num_workers=stage.num_workers,
-        pin_memory=stage.pin_memory and device.type == "cuda",
-        persistent_workers=stage.num_workers > 0,
+        dataset, batch_size, num_workers=workers, pin_memory=pin, persistent_workers=workers > 0
     )
 
 
@@ -131,20 +110,14 @@ def to_device(batch, stage, device):
 
 
 # --8<-- [end:stage1]
-
-
 # --8<-- [start:stage2]
 def remember_loss(losses, loss, stage):
-    """단계 2: `.item()`은 GPU가 따라올 때까지 CPU를 세웁니다. 장치에 모아 두고 끝에 읽습니다."""
-    if stage.read_loss_every_step:
-        losses.append(loss.item())
-    else:
-        losses.append(loss.detach())
+    """단계 2: 손실을 장치에 모아 두고 끝에 한 번 읽습니다."""
+    # .item()은 GPU가 이 손실을 다 계산할 때까지 CPU를 세워 둡니다.
+    losses.append(loss.item() if stage.read_loss_every_step else loss.detach())
 
 
 # --8<-- [end:stage2]
-
-
 # --8<-- [start:stage3]
 def causal_mask(seq_len, device, stage):
     """단계 3: CPU에서 만들어 복사하지 않고 장치에서 바로 만듭니다(팁 4)."""
@@ -160,12 +133,12 @@ def positions(seq_len, device, stage):
 
 
 # --8<-- [end:stage3]
-
-
 # --8<-- [start:stage4]
 @contextlib.contextmanager
 def matmul_precision(stage):
-    """단계 4: CUDA의 fp32 행렬 곱을 TF32 텐서 코어로 계산합니다. 끝나면 원래대로 돌려놓습니다."""
+    """단계 4: CUDA의 fp32 행렬 곱을 TF32 텐서 코어로 계산합니다."""
+    # CUDA의 행렬 곱만 바꾸고 끝나면 되돌립니다. 프로그램 전체에 켤 때는 Lightning 등이 읽는
+    # 옛 getter도 살려 두는 torch.set_float32_matmul_precision("high")를 씁니다(TF32 페이지).
     previous = torch.backends.cuda.matmul.fp32_precision
     torch.backends.cuda.matmul.fp32_precision = "tf32" if stage.tf32 else "ieee"
     try:
@@ -175,8 +148,6 @@ def matmul_precision(stage):
 
 
 # --8<-- [end:stage4]
-
-
 # --8<-- [start:stage5]
 def autocast(device, stage):
     """단계 5: 행렬 곱을 bf16으로 계산합니다. 가중치와 옵티마이저 상태는 fp32 그대로입니다."""
@@ -184,42 +155,38 @@ def autocast(device, stage):
 
 
 # --8<-- [end:stage5]
-
-
 # --8<-- [start:stage6]
-def attention(q, k, v, stage):
+def attention(qkv, n_head, stage):
     """단계 6: T×T 점수 행렬을 메모리에 만들지 않는 퓨즈드 어텐션 커널을 씁니다."""
-    if stage.sdpa:
-        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
-    seq_len = q.size(-2)
-    scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
-    scores = scores.masked_fill(~causal_mask(seq_len, q.device, stage), float("-inf"))
-    return F.softmax(scores, dim=-1) @ v
+    batch, seq_len, width = qkv.size(0), qkv.size(1), qkv.size(2) // 3
+    # (배치, 길이, 3·폭) → 3 × (배치, 헤드, 길이, 헤드 폭)
+    q, k, v = (t.view(batch, seq_len, n_head, -1).transpose(1, 2) for t in qkv.split(width, 2))
+    if stage.sdpa:  # 질의와 키의 길이가 같을 때만 is_causal=True가 맞는 마스크입니다.
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+    else:
+        scores = (q @ k.transpose(-2, -1)) / math.sqrt(q.size(-1))
+        scores = scores.masked_fill(~causal_mask(seq_len, q.device, stage), float("-inf"))
+        y = F.softmax(scores, dim=-1) @ v
+    return y.transpose(1, 2).reshape(batch, seq_len, width)
 
 
 # --8<-- [end:stage6]
-
-
 # --8<-- [start:stage7]
 def padded_vocab(vocab_size, stage, multiple=64):
-    """단계 7: 50257처럼 어중간한 크기를 64의 배수로 올리면 행렬 곱 커널이 잘 맞습니다."""
-    if stage.pad_vocab:
-        return (vocab_size + multiple - 1) // multiple * multiple
-    return vocab_size
+    """단계 7: 50257처럼 어중간한 크기를 64의 배수로 올립니다."""
+    multiple = multiple if stage.pad_vocab else 1
+    return (vocab_size + multiple - 1) // multiple * multiple
 
 
 # --8<-- [end:stage7]
-
-
 # --8<-- [start:stage8]
 def make_optimizer(model, stage, lr=1e-3):
     """단계 8: 모든 가중치의 갱신을 커널 몇 개로 묶은 퓨즈드 AdamW입니다."""
+    # None이면 PyTorch가 고릅니다: CPU는 가중치마다 도는 for-loop, CUDA는 foreach입니다.
     return torch.optim.AdamW(model.parameters(), lr=lr, fused=True if stage.fused_adamw else None)
 
 
 # --8<-- [end:stage8]
-
-
 # --8<-- [start:stage9]
 def micro_batch(batch_size, stage):
     """단계 9: bf16과 SDPA가 아낀 활성값 메모리에 배치를 더 담습니다."""
@@ -227,25 +194,18 @@ def micro_batch(batch_size, stage):
 
 
 # --8<-- [end:stage9]
-
-
 # --8<-- [start:stage10]
 def maybe_compile(model, stage, backend="inductor"):
-    """단계 10: 모델을 그래프로 잡아 연산을 합친 커널을 만듭니다. 첫 스텝이 컴파일입니다."""
+    """단계 10: 모델을 그래프로 잡아 연산을 합친 커널을 만듭니다."""
     if stage.compile:
-        # 모양이 바뀌어도 다시 컴파일하지 않도록, 배치 크기를 정한 뒤(단계 9) 컴파일합니다.
+        # 배치 크기를 정한 뒤(단계 9) 모양을 고정해 컴파일합니다. 첫 스텝이 컴파일입니다.
         return torch.compile(model, backend=backend, dynamic=False)
     return model
 
 
 # --8<-- [end:stage10]
-
-
-# --8<-- [start:model]
 @dataclass
-class GPTConfig:
-    """GPT-2 small(124M)이 기본값입니다."""
-
+class GPTConfig:  # 기본값은 GPT-2 small(124M)입니다.
     vocab_size: int = 50257
     seq_len: int = 1024
     n_layer: int = 12
@@ -253,35 +213,19 @@ class GPTConfig:
     n_embd: int = 768
 
 
-class SelfAttention(nn.Module):
-    def __init__(self, cfg, stage):
-        super().__init__()
-        self.n_head, self.stage = cfg.n_head, stage
-        self.qkv = nn.Linear(cfg.n_embd, 3 * cfg.n_embd)
-        self.proj = nn.Linear(cfg.n_embd, cfg.n_embd)
-
-    def forward(self, x):
-        batch, seq_len, width = x.shape
-        q, k, v = self.qkv(x).split(width, dim=2)
-        # (배치, 길이, 폭) → (배치, 헤드, 길이, 헤드 폭)
-        q, k, v = (t.view(batch, seq_len, self.n_head, -1).transpose(1, 2) for t in (q, k, v))
-        y = attention(q, k, v, self.stage)
-        return self.proj(y.transpose(1, 2).reshape(batch, seq_len, width))
-
-
+# --8<-- [start:model]
 class Block(nn.Module):
     def __init__(self, cfg, stage):
         super().__init__()
-        self.ln1, self.ln2 = nn.LayerNorm(cfg.n_embd), nn.LayerNorm(cfg.n_embd)
-        self.attn = SelfAttention(cfg, stage)
+        width, self.n_head, self.stage = cfg.n_embd, cfg.n_head, stage
+        self.ln1, self.ln2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.qkv, self.proj = nn.Linear(width, 3 * width), nn.Linear(width, width)
         self.mlp = nn.Sequential(
-            nn.Linear(cfg.n_embd, 4 * cfg.n_embd),
-            nn.GELU(approximate="tanh"),
-            nn.Linear(4 * cfg.n_embd, cfg.n_embd),
+            nn.Linear(width, 4 * width), nn.GELU(approximate="tanh"), nn.Linear(4 * width, width)
         )
 
     def forward(self, x):
-        x = x + self.attn(self.ln1(x))
+        x = x + self.proj(attention(self.qkv(self.ln1(x)), self.n_head, self.stage))
         return x + self.mlp(self.ln2(x))
 
 
@@ -296,37 +240,39 @@ class GPT(nn.Module):
         self.ln_f = nn.LayerNorm(cfg.n_embd)
         self.lm_head = nn.Linear(cfg.n_embd, vocab, bias=False)
         self.lm_head.weight = self.wte.weight  # GPT-2처럼 입력 임베딩과 출력 가중치를 함께 씁니다.
-        for name, p in self.named_parameters():
-            if p.dim() == 2:  # 잔차에 더해지는 투영은 층 수만큼 작게 시작합니다(GPT-2).
-                std = 0.02 / math.sqrt(2 * cfg.n_layer) if name.endswith("proj.weight") else 0.02
-                nn.init.normal_(p, std=std)
-            elif name.endswith("bias"):
-                nn.init.zeros_(p)
+        init_weights(self, cfg.n_layer)
 
     def forward(self, idx, targets):
         x = self.wte(idx) + self.wpe(positions(idx.size(1), idx.device, self.stage))
         for block in self.blocks:
-            if self.stage.checkpointing:  # 곁가지: 활성값을 버리고 역전파 때 다시 계산합니다.
+            if self.stage.checkpointing:  # 활성값을 버리고 역전파 때 다시 계산합니다.
                 x = checkpoint(block, x, use_reentrant=False)
             else:
                 x = block(x)
-        # 덧붙인 어휘 자리는 데이터에 없으므로 잘라 내서, 어휘를 덧붙여도 같은 함수가 되게 합니다.
-        logits = self.lm_head(self.ln_f(x))[..., : self.cfg.vocab_size]
+        # 덧붙인 어휘 자리까지 그대로 손실에 넣습니다. 정답으로는 나오지 않으므로 모델이 곧 그
+        # 자리의 확률을 0에 가깝게 배웁니다. 잘라 내면 가장 큰 텐서를 통째로 한 번 더 복사합니다.
+        logits = self.lm_head(self.ln_f(x))
         loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1))
         return logits, loss
 
 
 # --8<-- [end:model]
+def init_weights(model, n_layer):
+    """GPT-2의 초기화: 잔차에 더해지는 투영은 층 수만큼 작게 시작합니다."""
+    for name, p in model.named_parameters():
+        if p.dim() == 2:
+            std = 0.02 / math.sqrt(2 * n_layer) if name.endswith("proj.weight") else 0.02
+            nn.init.normal_(p, std=std)
+        elif name.endswith("bias"):
+            nn.init.zeros_(p)
 
 
-# --8<-- [start:train]
 class Job:
     """학습 하나: 모델, 옵티마이저, 배치가 나오는 반복자(iterator)와 그 설정입니다."""
 
     def __init__(self, stage, cfg, device, model, optimizer, batches, tokens_per_step):
-        self.stage, self.cfg, self.device = stage, cfg, device
-        self.model, self.optimizer, self.batches = model, optimizer, batches
-        self.tokens_per_step = tokens_per_step
+        self.stage, self.cfg, self.device, self.model = stage, cfg, device, model
+        self.optimizer, self.batches, self.tokens_per_step = optimizer, batches, tokens_per_step
 
     def close(self):
         self.batches = None  # 워커 프로세스를 끝냅니다.
@@ -336,8 +282,6 @@ def make_job(stage, cfg, device, batch_size, seed=0, compile_backend="inductor")
     """같은 seed면 어느 단계든 같은 데이터로 시작합니다(어휘를 덧붙이면 초기 가중치는 다릅니다)."""
     torch.manual_seed(seed)
     model = GPT(cfg, stage).to(device)
-    if stage.float8:
-        model = to_float8(model)
     optimizer = make_optimizer(model, stage)
     model = maybe_compile(model, stage, compile_backend)
     batch_size = micro_batch(batch_size, stage)
@@ -346,6 +290,7 @@ def make_job(stage, cfg, device, batch_size, seed=0, compile_backend="inductor")
     return Job(stage, cfg, device, model, optimizer, batches, batch_size * cfg.seq_len)
 
 
+# --8<-- [start:loop]
 def train_steps(job, steps):
     """학습 스텝을 steps번 하고 마지막 스텝의 손실을 돌려줍니다."""
     stage, losses = job.stage, []
@@ -361,43 +306,29 @@ def train_steps(job, steps):
     return float(losses[-1])  # 단계 2부터는 여기서 한 번만 장치를 기다립니다.
 
 
-# --8<-- [end:train]
-
-
+# --8<-- [end:loop]
 # --8<-- [start:slow]
 def train_baseline(cfg, device, batch_size, steps):
     """기준(단계 0): 팁을 하나도 쓰지 않은 학습입니다. 마지막 스텝의 손실을 돌려줍니다."""
-    job = make_job(Stage(), cfg, device, batch_size)
-    try:
+    with contextlib.closing(make_job(Stage(), cfg, device, batch_size)) as job:
         return train_steps(job, steps)
-    finally:
-        job.close()
 
 
 # --8<-- [end:slow]
-
-
 # --8<-- [start:fast]
 def train_with_every_tip(cfg, device, batch_size, steps, num_workers=2, compile_backend="inductor"):
     """마지막 단계: 모든 팁을 더한 학습입니다. 첫 스텝에서 컴파일하느라 오래 걸립니다."""
     _, _, stage = cumulative_stages(num_workers)[-1]
-    job = make_job(stage, cfg, device, batch_size, compile_backend=compile_backend)
-    try:
+    with contextlib.closing(
+        make_job(stage, cfg, device, batch_size, compile_backend=compile_backend)
+    ) as job:
         return train_steps(job, steps)
-    finally:
-        job.close()
 
 
 # --8<-- [end:fast]
-
-
-# --8<-- [start:mfu]
 def flops_per_token(cfg):
-    """학습(순전파+역전파)의 토큰당 연산 수: 6N + 12·L·H·Q·T (PaLM 부록 B, nanoGPT).
-
-    N은 위치 임베딩을 뺀 가중치 수입니다. 6N은 행렬 곱 하나당 순전파 2, 역전파 4번의 연산이고,
-    12·L·H·Q·T는 어텐션의 점수 계산과 가중합입니다(Q = 헤드 폭, T = 시퀀스 길이).
-    """
+    """학습(순전파+역전파)의 토큰당 연산 수 6N + 12·L·H·Q·T (PaLM 부록 B, nanoGPT). N은 위치
+    임베딩을 뺀 가중치 수로, 원래 어휘로 셉니다(덧붙인 어휘 자리의 계산은 쓸모 있는 일이 아님)."""
     d, layers = cfg.n_embd, cfg.n_layer
     per_block = 12 * d * d + 13 * d  # qkv, proj, MLP 두 층의 가중치와 편향, LayerNorm 두 개
     n = cfg.vocab_size * d + layers * per_block + 2 * d  # 임베딩(출력과 공유) + 블록 + ln_f
@@ -424,10 +355,6 @@ def mfu(tokens_per_s, cfg, peak_tflops):
     return tokens_per_s * flops_per_token(cfg) / (peak_tflops * 1e12)
 
 
-# --8<-- [end:mfu]
-
-
-# --8<-- [start:measure]
 def synchronize(device):
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -455,10 +382,6 @@ def matmul_tflops(device, dtype=torch.bfloat16, n=2048, repeat=5):
     return 2 * n**3 * repeat / (time.perf_counter() - start) / 1e12
 
 
-# --8<-- [end:measure]
-
-
-# --8<-- [start:profile]
 def profile_steps(job, steps=2, rows=8):
     """torch.profiler로 몇 스텝을 기록하고, 자기 시간(self time)이 긴 연산의 표를 돌려줍니다."""
     activities = [torch.profiler.ProfilerActivity.CPU]
@@ -472,16 +395,8 @@ def profile_steps(job, steps=2, rows=8):
     return prof.key_averages().table(sort_by=sort_by, row_limit=rows, max_name_column_width=40)
 
 
-# --8<-- [end:profile]
-
-
-# --8<-- [start:checkpointing]
 def saved_activation_mib(job):
-    """순전파 한 번이 역전파를 위해 저장하는 텐서의 크기(MiB)입니다(가중치는 뺍니다).
-
-    즉시 실행(eager) 모델에서만 셀 수 있습니다. 장치와 상관없이 활성화 체크포인팅이 아끼는
-    메모리를 보여 줍니다.
-    """
+    """순전파 한 번이 역전파를 위해 저장하는 텐서의 크기(MiB)입니다(가중치는 뺍니다)."""
     weights = {p.data_ptr() for p in job.model.parameters()}
     seen = {}
 
@@ -493,79 +408,43 @@ def saved_activation_mib(job):
     x, y = to_device(next(job.batches), job.stage, job.device)
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
         with matmul_precision(job.stage), autocast(job.device, job.stage):
-            _, loss = job.model(x, y)
-    del loss
+            job.model(x, y)
     return sum(seen.values()) / 2**20
 
 
-# --8<-- [end:checkpointing]
-
-
-# --8<-- [start:float8]
-def to_float8(model):
-    """곁가지: 블록의 Linear를 float8 학습(torchao)으로 바꿉니다. Hopper 이후 GPU에서만 됩니다."""
-    if not torch.cuda.is_available():
-        raise SystemExit(
-            "이 예제는 CUDA GPU가 필요합니다. float8 행렬 곱은 GPU 텐서 코어의 기능입니다."
-        )
-    if torch.cuda.get_device_capability() < (8, 9):
-        raise SystemExit(
-            "float8 학습에는 float8 텐서 코어가 있는 GPU(Ada, Hopper 이후)가 필요합니다."
-        )
-    try:
-        from torchao.float8 import convert_to_float8_training
-    except ImportError as error:
-        raise SystemExit(
-            "float8 학습에는 torchao 패키지가 필요합니다: pip install torchao"
-        ) from error
-    # 출력 층(임베딩과 가중치를 공유)은 bf16에 둡니다. float8은 블록 안의 큰 행렬 곱에만 씁니다.
-    return convert_to_float8_training(model, module_filter_fn=lambda _m, fqn: "blocks" in fqn)
-
-
-# --8<-- [end:float8]
-
-
-def main(device="cpu", steps=4, compile_backend=None):
+def main(device="cpu", steps=2, compile_backend=None):
+    """단계마다 새로 학습을 시작해 손실과 초당 토큰 수를 보여 주는 짧은 시연입니다."""
     device = torch.device(device)
-    if device.type == "cuda":
-        cfg, batch_size, workers = GPTConfig(), 8, 4
-    else:  # CPU에서는 몇 초 안에 끝나도록 아주 작은 모델을 씁니다.
-        cfg, batch_size, workers = GPTConfig(2048, 64, 2, 4, 128), 4, 1
-    if compile_backend is None:
-        # CPU의 Inductor 첫 컴파일은 수십 초가 걸립니다. 시연은 그래프만 잡고(eager) 끝냅니다.
-        compile_backend = "inductor" if device.type == "cuda" else "eager"
+    cuda = device.type == "cuda"
+    # CPU에서는 몇 초 안에 끝나도록 아주 작은 모델을 씁니다.
+    cfg, batch_size, workers = (GPTConfig(), 8, 4) if cuda else (GPTConfig(500, 32, 2, 2, 64), 4, 1)
+    # CPU의 Inductor 첫 컴파일은 수십 초가 걸립니다. 시연은 그래프만 잡고(eager) 끝냅니다.
+    compile_backend = compile_backend or ("inductor" if cuda else "eager")
     peak = peak_bf16_tflops(device)
     print(f"장치: {device}, 모델: {cfg}, 토큰당 연산 {flops_per_token(cfg) / 1e6:.1f} MFLOP")
-    print(f"torch.compile backend: {compile_backend}")
-    if peak is None:
-        print("이 장치의 공개된 bf16 최고 성능을 모릅니다: MFU 대신 토큰/초만 보여 줍니다.")
-    baseline = None
+    print(f"torch.compile backend: {compile_backend}, bf16 최고 성능: {peak or '모름(MFU 없음)'}")
     for key, title, stage in cumulative_stages(workers):
         job = make_job(stage, cfg, device, batch_size, compile_backend=compile_backend)
-        train_steps(job, 2)  # 워밍업(컴파일 포함)은 시간에 넣지 않습니다.
-        speed, loss = tokens_per_second(job, steps)
+        loss = train_steps(job, steps)  # 워밍업(컴파일, 워커 시작)과 손실
+        timer = Timer("train_steps(job, 1)", globals={"train_steps": train_steps, "job": job})
+        speed = job.tokens_per_step / timer.blocked_autorange(min_run_time=0.05).median
         job.close()
-        baseline = baseline or speed
-        line = (
-            f"{key:>16} {title}: {speed:,.0f} 토큰/초 ({speed / baseline:.2f}배), 손실 {loss:.3f}"
-        )
-        if peak:
-            line += f", MFU {100 * mfu(speed, cfg, peak):.1f}%"
-        print(line)
-    print("한 번 잰 값이라 흔들립니다. 워밍업과 반복 측정은 벤치마크가 합니다:")
-    print("  python -m pytest benchmarks/bench_capstone_gpt.py --benchmark")
+        utilization = f", MFU {100 * mfu(speed, cfg, peak):.1f}%" if peak else ""
+        print(f"{key:>16} {title}: 손실 {loss:.3f}, {speed:,.0f} 토큰/초{utilization}")
+    print(
+        "짧게 잰 값이라 흔들립니다. 단계를 번갈아 여러 번 재는 측정은 저장소의 벤치마크가 합니다."
+    )
+    print("저장소를 받은 폴더에서: python -m pytest benchmarks/bench_capstone_gpt.py --benchmark")
 
 
 if __name__ == "__main__":
     from _cli import make_parser, pick_device, positive_int  # 명령줄(snippets/_cli.py)
 
     parser = make_parser("전부 합치면: 팁을 하나씩 더한 GPT 학습")
-    parser.add_argument("--steps", type=positive_int, default=4, help="단계마다 잴 학습 스텝 수")
+    parser.add_argument("--steps", type=positive_int, default=2, help="단계마다 워밍업 스텝 수")
+    backends = ["inductor", "aot_eager", "eager"]
     parser.add_argument(
-        "--compile-backend",
-        choices=["inductor", "aot_eager", "eager"],
-        default=None,
-        help="inductor(GPU 기본값), eager(CPU 시연 기본값), aot_eager",
+        "--compile-backend", choices=backends, help="기본값: GPU inductor, CPU eager"
     )
     args = parser.parse_args()
     main(pick_device(args.device), args.steps, args.compile_backend)
