@@ -10,9 +10,9 @@
 # --8<-- [start:imports]
 import torch
 from torch import nn
-from torch.utils.benchmark import Timer
 
 # --8<-- [end:imports]
+from torch.utils.benchmark import Timer
 
 
 # --8<-- [start:model]
@@ -99,6 +99,8 @@ def make_inputs(device, channels=16, num_layers=3, seed=0):
 
 
 def main(device="cpu"):
+    import itertools  # 바뀌는 모양을 끝없이 만들 때만 씁니다.
+
     device = torch.device(device)
     cuda = device.type == "cuda"
     channels, size = (64, 128) if cuda else (16, 32)
@@ -116,11 +118,15 @@ def main(device="cpu"):
     for offset, (label, steps) in enumerate(
         {"benchmark=False": steps_default, "benchmark=True": steps_benchmark}.items()
     ):
-        # 두 설정 모두 처음 보는 모양 5개씩을 받습니다(서로 겹치지 않게 widen을 다르게).
-        changing = changing_batches(device, 5, size=size, start=1, widen=1 + offset)
-        timer = Timer("f(m, b)", globals={"f": steps, "m": model, "b": changing})
-        per_step = timer.timeit(1).median / len(changing)
-        print(f"바뀌는 모양, {label}: 스텝당 {per_step * 1e3:.2f} ms (모양마다 첫 실행)")
+        # 호출마다 처음 보는 모양 5개를 새로 만듭니다(두 설정이 겹치지 않게 widen을 다르게).
+        # Timer가 같은 문장을 여러 번 부르므로, 같은 배치를 다시 주면 두 번째부터는 본 모양입니다.
+        fresh = (
+            changing_batches(device, 5, size=size, start=1 + 5 * i, widen=1 + offset)
+            for i in itertools.count()
+        )
+        timer = Timer("f(m, next(b))", globals={"f": steps, "m": model, "b": fresh})
+        per_step = timer.blocked_autorange(min_run_time=0.3).median / 5
+        print(f"바뀌는 모양, {label}: 스텝당 {per_step * 1e3:.2f} ms (모든 스텝이 처음 보는 모양)")
     if not cuda:
         print("CPU에는 cuDNN이 없어서 benchmark 설정이 아무 일도 하지 않습니다.")
         print("위의 차이는 측정 오차입니다. GPU에서 `--device cuda`로 실행해 보세요.")

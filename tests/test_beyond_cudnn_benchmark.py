@@ -3,6 +3,7 @@
 
 import copy
 
+import lightning as L
 import pytest
 import torch
 
@@ -82,6 +83,33 @@ def test_changing_batches_are_all_new_shapes():
     shapes = [tuple(x.shape) for x in first + later + wider]
     assert len(set(shapes)) == len(shapes) == 16
     assert {tuple(x.shape) for x in cb.fixed_batches("cpu", 3, batch=2, size=8)} == {(2, 3, 8, 8)}
+
+
+def make_trainer(**kwargs):
+    return L.Trainer(accelerator="cpu", logger=False, enable_checkpointing=False, **kwargs)
+
+
+def test_lightning_trainer_benchmark_sets_the_flag(monkeypatch, restore_benchmark_flag):
+    # Trainer(benchmark=True)는 torch.backends.cudnn.benchmark를 켭니다. 기본값 None은 지금 값을
+    # 그대로 두고, deterministic=True를 주면 benchmark를 따로 주지 않은 한 끕니다.
+    monkeypatch.setenv(
+        "CUBLAS_WORKSPACE_CONFIG", ""
+    )  # deterministic=True가 바꾸는 값을 되돌립니다.
+    torch.backends.cudnn.benchmark = False
+    make_trainer(benchmark=True)
+    assert torch.backends.cudnn.benchmark is True
+    make_trainer()
+    assert torch.backends.cudnn.benchmark is True
+    try:
+        make_trainer(deterministic=True)
+        assert torch.backends.cudnn.benchmark is False
+    finally:
+        torch.use_deterministic_algorithms(False)
+
+
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="cuDNN이 있는 CUDA GPU에서만 확인합니다")
+def test_benchmark_limit_defaults_to_ten_algorithms_on_cuda():
+    assert torch.backends.cudnn.benchmark_limit == 10
 
 
 def test_main_runs_on_cpu(capsys):
