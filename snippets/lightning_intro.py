@@ -6,11 +6,16 @@
 """
 
 # --8<-- [start:imports]
+# --8<-- [start:lightning_import]
 import lightning as L
+
+# --8<-- [end:lightning_import]
+# --8<-- [start:torch_imports]
 import torch
 from torch import nn
 from torch.utils.data import DataLoader, TensorDataset
 
+# --8<-- [end:torch_imports]
 # --8<-- [end:imports]
 
 

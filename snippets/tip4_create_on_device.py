@@ -4,8 +4,10 @@
 """
 
 # --8<-- [start:imports]
+# --8<-- [start:lightning_import]
 import lightning as L
 
+# --8<-- [end:lightning_import]
 # --8<-- [start:torch_import]
 import torch
 
