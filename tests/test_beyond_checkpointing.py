@@ -3,9 +3,13 @@
 
 import copy
 import warnings
+from collections import Counter
 
 import pytest
 import torch
+import torch.nn.functional as F
+from lightning.pytorch.strategies import FSDPStrategy
+from torch.utils._python_dispatch import TorchDispatchMode
 
 from snippets import beyond_checkpointing as ck
 from tests.site_build import page_quotes
@@ -15,6 +19,7 @@ SHAPES = [(8, 1, 1, 1), (16, 3, 2, 5), (32, 4, 3, 7)]
 FORWARDS = {
     "every-block": ck.forward_checkpointed,
     "every-other": lambda blocks, x: ck.forward_checkpointed(blocks, x, every=2),
+    "selective": ck.forward_selective,
 }
 
 
@@ -55,6 +60,46 @@ def test_saved_activation_bytes_are_exactly_the_block_inputs(shape):
     # 저장하는 것이 없도록 한 번 더 불러도 값이 같습니다(가중치 변화도도 남기지 않습니다).
     assert ck.saved_activation_bytes(model, ck.forward_plain, x, y) == plain
     assert all(p.grad is None for p in model.parameters())
+
+
+class CountOps(TorchDispatchMode):
+    """디스패치되는 aten 연산을 셉니다."""
+
+    def __init__(self):
+        super().__init__()
+        self.ops = Counter()
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        self.ops[str(func.overloadpacket).removeprefix("aten.")] += 1
+        return func(*args, **(kwargs or {}))
+
+
+def ops_in_backward(forward):
+    model, x, y = ck.make_inputs("cpu", 16, 3, 2, 5)
+    loss = F.mse_loss(model.head(forward(model.blocks, x)), y)
+    with CountOps() as counter:
+        loss.backward()
+    return counter.ops
+
+
+def test_selective_checkpoint_recomputes_cheap_ops_but_not_the_matmuls():
+    # 역전파 안에서 순전파의 연산(addmm: 블록의 Linear, native_layer_norm, gelu)을
+    # 다시 하는지 셉니다.
+    plain, every, selective = (
+        ops_in_backward(f)
+        for f in (ck.forward_plain, ck.forward_checkpointed, ck.forward_selective)
+    )
+    assert plain["addmm"] == plain["gelu"] == plain["native_layer_norm"] == 0
+    assert every["addmm"] > 0 and every["gelu"] > 0 and every["native_layer_norm"] > 0
+    assert selective["addmm"] == 0  # 행렬 곱의 출력은 저장해 두었습니다.
+    assert selective["gelu"] == every["gelu"]
+    assert selective["native_layer_norm"] == every["native_layer_norm"]
+
+
+def test_lightning_fsdp_policy_checkpoints_the_given_block_class():
+    strategy = FSDPStrategy(activation_checkpointing_policy={ck.MLPBlock})
+    policy = strategy._activation_checkpointing_kwargs["auto_wrap_policy"]
+    assert policy._module_classes == {ck.MLPBlock}
 
 
 def test_every_other_block_saves_between_none_and_all():
