@@ -9,12 +9,11 @@
 """
 
 # --8<-- [start:imports]
-import time
-
 import torch
 import torch.nn.functional as F
 
 # --8<-- [end:imports]
+from torch.utils.benchmark import Timer
 
 
 # --8<-- [start:setup]
@@ -139,18 +138,16 @@ def train_steps_with_profiler(model, optimizer, batches):
 # --8<-- [end:debug]
 
 
-def seconds(fn, *args, repeat=3):
-    """fn을 repeat번 돌린 시간의 중앙값(초). GPU는 끝날 때까지 기다린 뒤 잽니다."""
-    times = []
-    for _ in range(repeat):
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        started = time.perf_counter()
-        fn(*args)
-        if torch.cuda.is_available():
-            torch.cuda.synchronize()
-        times.append(time.perf_counter() - started)
-    return sorted(times)[len(times) // 2]
+def seconds(fn, *args, number=None):
+    """fn(*args) 한 번의 중앙값 시간(초)입니다. Timer는 CUDA를 동기화합니다.
+
+    number를 주면 그 횟수만 돌립니다(워밍업 2번 더): 프로파일러는 켤 때마다 stderr에 기록 줄을
+    남기므로 횟수를 줄입니다.
+    """
+    timer = Timer("fn(*args)", globals={"fn": fn, "args": args})
+    if number:
+        return timer.timeit(number).median
+    return timer.blocked_autorange(min_run_time=0.3).median
 
 
 def main(device="cpu"):
@@ -180,12 +177,13 @@ def main(device="cpu"):
     small = make_model(features=64, hidden=128, layers=6).to(device)
     optimizer = torch.optim.SGD(small.parameters(), lr=0.01)
     train_batches = [(x.to(device), y.to(device)) for x, y in make_inputs(4, 32)]
-    base = seconds(train_steps, small, optimizer, train_batches)
+    base = seconds(train_steps, small, optimizer, train_batches, number=3)
+    print("  (프로파일러는 켤 때마다 stderr에 profiler_start/profiler_stop 줄을 남깁니다)")
     for label, fn in [
         ("set_detect_anomaly(True)", train_steps_with_anomaly_detection),
         ("torch.profiler.profile()", train_steps_with_profiler),
     ]:
-        cost = seconds(fn, small, optimizer, train_batches)
+        cost = seconds(fn, small, optimizer, train_batches, number=3)
         print(f"  {label}: 끈 학습의 {cost / base:.1f}배 시간")
 
 

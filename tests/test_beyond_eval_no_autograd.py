@@ -3,8 +3,11 @@
 
 import copy
 
+import lightning as L
 import pytest
 import torch
+import torch.nn.functional as F
+from torch.utils.data import DataLoader
 
 from snippets import beyond_eval_no_autograd as ev
 from tests.site_build import page_quotes
@@ -12,7 +15,6 @@ from tests.site_build import page_quotes
 PAGE = "beyond/10-eval-without-autograd.md"
 # (배치 수, 배치 크기, 특징 수, 은닉 크기, 층 수)
 SHAPES = [(1, 1, 4, 8, 1), (3, 5, 16, 32, 2), (4, 32, 64, 128, 3)]
-TOLERANCE = {torch.float32: 0.0, torch.float64: 0.0, torch.bfloat16: 0.0}
 
 
 def setup(shape, dtype):
@@ -114,6 +116,42 @@ def test_anomaly_detection_finds_the_nan():
     optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
     with pytest.raises(RuntimeError, match="returned nan values"):
         ev.train_steps_with_anomaly_detection(model, optimizer, [(x.requires_grad_(), y)])
+
+
+class RecordsEvaluationMode(L.LightningModule):
+    """validation_step에서 autograd 상태와 학습 모드를 기록합니다."""
+
+    def __init__(self):
+        super().__init__()
+        self.model = ev.make_model(features=4, hidden=8, layers=1)
+        self.seen = []
+
+    def validation_step(self, batch, batch_idx):
+        x, y = batch
+        self.seen.append(
+            (torch.is_inference_mode_enabled(), torch.is_grad_enabled(), self.model.training)
+        )
+        return F.cross_entropy(self.model(x), y)
+
+
+@pytest.mark.parametrize(
+    ("inference_mode", "expected"), [(True, (True, False)), (False, (False, False))]
+)
+def test_lightning_validates_without_autograd_and_in_eval_mode(inference_mode, expected):
+    # Trainer(inference_mode=True)가 기본값입니다. False면 no_grad로 평가합니다.
+    # 둘 다 eval()을 부릅니다.
+    module = RecordsEvaluationMode()
+    trainer = L.Trainer(
+        accelerator="cpu",
+        inference_mode=inference_mode,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    batches = DataLoader(ev.make_inputs(2, 3, features=4), batch_size=None)
+    trainer.validate(module, batches, verbose=False)
+    assert module.seen == [(*expected, False)] * 2
 
 
 def test_main_runs_on_cpu(capsys):
