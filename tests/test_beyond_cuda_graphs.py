@@ -47,6 +47,13 @@ def test_compile_functions_refuse_a_cpu_model_in_korean(fn):
         fn(model)
 
 
+def test_training_with_cuda_graphs_refuses_a_cpu_model_in_korean():
+    model, batches = cg.make_inputs("cpu", 2, 8, 1)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    with pytest.raises(SystemExit, match="CUDA GPU가 필요합니다"):
+        cg.train_with_cuda_graphs(model, optimizer, batches, batches)
+
+
 def test_manual_capture_refuses_cpu_before_doing_anything():
     model, batches = cg.make_inputs("cpu", 2, 8, 1)
     calls = []
@@ -96,3 +103,30 @@ def test_manual_graph_returns_the_same_tensor_every_time_on_gpu():
     second = run(batches[1])
     assert first is second  # 같은 텐서입니다: 첫 결과가 소리 없이 바뀌었습니다.
     assert not torch.equal(first, first_values)
+
+
+@pytest.mark.skipif(not CUDA, reason="CUDA GPU에서만 확인합니다")
+def test_training_with_cuda_graphs_matches_eager_training_on_gpu():
+    # 같은 가중치에서 출발해 eager와 reduce-overhead로 세 스텝을 학습하면 손실과 가중치가 같습니다.
+    torch._dynamo.reset()
+    results = []
+    for graphs in (False, True):
+        model, batches = cg.make_inputs("cuda", 8, 32, 2, num_batches=3)
+        model.train()
+        targets = [x.flip(-1) for x in batches]
+        optimizer = torch.optim.SGD(model.parameters(), lr=0.05)
+        if graphs:
+            losses = cg.train_with_cuda_graphs(model, optimizer, batches, targets)
+        else:
+            losses = []
+            for x, y in zip(batches, targets, strict=True):
+                loss = torch.nn.functional.mse_loss(model(x), y)
+                loss.backward()
+                optimizer.step()
+                optimizer.zero_grad(set_to_none=True)
+                losses.append(loss.detach())
+        results.append((torch.stack(losses), [p.detach().clone() for p in model.parameters()]))
+    (eager_losses, eager_weights), (graph_losses, graph_weights) = results
+    torch.testing.assert_close(graph_losses, eager_losses, rtol=1e-4, atol=1e-5)
+    for got, want in zip(graph_weights, eager_weights, strict=True):
+        torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5)
