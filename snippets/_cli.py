@@ -58,7 +58,10 @@ class _KoreanParser(argparse.ArgumentParser):
 def make_parser(description):
     """`--device`를 받는 명령줄 파서. argparse의 영어 안내와 오류를 한국어로 바꿉니다."""
     parser = _KoreanParser(
-        description=description, formatter_class=_KoreanFormatter, add_help=False, allow_abbrev=False
+        description=description,
+        formatter_class=_KoreanFormatter,
+        add_help=False,
+        allow_abbrev=False,
     )
     parser._optionals.title = "옵션"  # argparse가 만드는 영어 제목("options")을 바꿉니다.
     parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")

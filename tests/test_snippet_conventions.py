@@ -6,6 +6,7 @@ import ast
 import importlib
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -68,7 +69,8 @@ def test_module_defines_main_under_a_guard(module):
 def test_top_level_check_can_fail(planted):
     source = (ROOT / "snippets" / "tip4_create_on_device.py").read_text(encoding="utf-8")
     assert top_level_problems(source) == []
-    assert top_level_problems(source.replace("\n\n# --8<-- [start:article_2020]", "\n" + planted, 1))
+    planted_source = source.replace("\n\n# --8<-- [start:article_2020]", "\n" + planted, 1)
+    assert top_level_problems(planted_source)
 
 
 # import 전후로 torch의 전역 설정을 읽고, import하는 동안 불린 torch 함수를 셉니다. 대입문 안의
@@ -320,3 +322,165 @@ def test_bad_gpu_number_on_the_command_line_exits_1_without_traceback():
     assert "쓸 수 없는 GPU 번호입니다: 'abc'." in result.stderr
     assert "GPU는 2개이고 번호는 0부터 1까지입니다" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+# ---------------------------------------------------------------------------
+# 스니펫에는 독자가 복사하는 코드만: 독자에게 쓸모없는 줄은 5% 이하, 같은 도우미는 한 번만
+# ---------------------------------------------------------------------------
+
+SNIPPETS = sorted(p for p in (ROOT / "snippets").glob("*.py") if p.name != "__init__.py")
+EMBED = re.compile(r'--8<--\s+"snippets/(?P<file>[\w.]+\.py)(?::(?P<section>[\w-]+))?"')
+MARKER = re.compile(r"--8<-- \[(?P<edge>start|end):(?P<name>[\w-]+)\]")
+DEFINITIONS = (ast.FunctionDef, ast.ClassDef, ast.Assign, ast.AnnAssign)
+
+
+def embedded_sections(docs) -> dict[str, set[str | None]]:
+    """{스니펫 파일 이름: 페이지가 끼워 넣는 구역들}. 파일 전체를 끼워 넣으면 None입니다."""
+    found: dict[str, set[str | None]] = {}
+    for page in docs.rglob("*.md"):
+        for match in EMBED.finditer(page.read_text(encoding="utf-8")):
+            found.setdefault(match["file"], set()).add(match["section"])
+    return found
+
+
+def section_ranges(source: str) -> dict[str, tuple[int, int]]:
+    """{구역 이름: (시작 표시 줄, 끝 표시 줄)} (1부터 센 줄 번호)."""
+    starts, ranges = {}, {}
+    for number, line in enumerate(source.splitlines(), 1):
+        if marker := MARKER.search(line):
+            if marker["edge"] == "start":
+                starts[marker["name"]] = number
+            else:
+                ranges[marker["name"]] = (starts[marker["name"]], number)
+    return ranges
+
+
+def defined_names(node: ast.stmt) -> set[str]:
+    if isinstance(node, ast.FunctionDef | ast.ClassDef):
+        return {node.name}
+    targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+    return {
+        name.id for target in targets for name in ast.walk(target) if isinstance(name, ast.Name)
+    }
+
+
+def used_names(node: ast.AST) -> set[str]:
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
+
+
+def code_lines(source: str, first: int, last: int) -> int:
+    """first–last 줄 가운데 빈 줄과 주석만 있는 줄을 뺀 줄 수."""
+    lines = source.splitlines()[first - 1 : last]
+    return sum(1 for line in lines if line.strip() and not line.strip().startswith("#"))
+
+
+def unserved_definitions(sources: dict[str, str], embedded: dict[str, set]) -> dict[str, int]:
+    """페이지에도 없고 main()이나 페이지의 코드가 부르지도 않는 맨 위 정의: {"모듈:이름": 줄 수}.
+
+    독자에게 쓸모 있는 정의: 페이지가 끼워 넣는 구역 안에 있거나, main()·`__main__` 블록·페이지에
+    보이는 정의에서 이름으로(여러 단계를 거쳐) 닿는 정의. `__main__` 블록이 부르는 _cli.py의 함수도
+    독자(스크립트로 실행하는 사람)가 씁니다.
+    """
+    unserved = {}
+    cli_roots = set()
+    for source in sources.values():
+        guard = ast.parse(source).body[-1]
+        if isinstance(guard, ast.If) and "__main__" in ast.unparse(guard.test):
+            cli_roots |= used_names(guard)
+    for name, source in sources.items():
+        tree = ast.parse(source)
+        definitions = [node for node in tree.body if isinstance(node, DEFINITIONS)]
+        sections = embedded.get(name, set())
+        ranges = section_ranges(source)
+        if None in sections:  # 파일 전체를 끼워 넣는 페이지가 있습니다
+            continue
+        shown = [ranges[s] for s in sections if s in ranges]
+        roots = {"main"} | (cli_roots if name == "_cli.py" else set())
+        roots |= {
+            n
+            for node in tree.body
+            if isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+            for n in used_names(node)
+        }
+        by_name = {n: node for node in definitions for n in defined_names(node)}
+        for node in definitions:
+            if any(start < node.lineno and node.end_lineno < end for start, end in shown):
+                roots |= defined_names(node) | used_names(node)
+        reached, queue = set(), list(roots)
+        while queue:
+            current = queue.pop()
+            if current in reached or current not in by_name:
+                continue
+            reached.add(current)
+            queue.extend(used_names(by_name[current]))
+        for node in definitions:
+            if not defined_names(node) & (reached | roots):
+                start = min([node.lineno] + [d.lineno for d in getattr(node, "decorator_list", [])])
+                label = ", ".join(sorted(defined_names(node)))
+                unserved[f"{name}:{label}"] = code_lines(source, start, node.end_lineno)
+    return unserved
+
+
+def test_snippet_lines_that_serve_no_reader_are_at_most_5_percent():
+    sources = {p.name: p.read_text(encoding="utf-8") for p in SNIPPETS}
+    unserved = unserved_definitions(sources, embedded_sections(ROOT / "docs"))
+    total = sum(code_lines(source, 1, len(source.splitlines())) for source in sources.values())
+    share = sum(unserved.values()) / total
+    offenders = ", ".join(f"{name}({lines}줄)" for name, lines in sorted(unserved.items()))
+    assert share <= 0.05, f"{share:.1%} ({sum(unserved.values())}/{total}줄): {offenders}"
+
+
+def test_unserved_line_check_can_fail():
+    source = (
+        "import torch\n\n\n"
+        "# --8<-- [start:fast]\ndef fast(x):\n    return helper(x)\n# --8<-- [end:fast]\n\n\n"
+        "def helper(x):\n    return x + 1\n\n\n"
+        "def bench_only(x):\n    # 벤치마크만 씁니다\n    return x * 2\n\n\n"
+        "TABLE = {'a': 1}\n\n\n"
+        "def main():\n    print(fast(1))\n\n\n"
+        'if __name__ == "__main__":\n    main()\n'
+    )
+    embedded = {"planted.py": {"fast"}}
+    assert unserved_definitions({"planted.py": source}, embedded) == {
+        "planted.py:bench_only": 2,
+        "planted.py:TABLE": 1,
+    }
+    assert unserved_definitions({"planted.py": source}, {"planted.py": {None}}) == {}
+
+
+def function_bodies(sources: dict[str, str]) -> dict[tuple[str, str], list[str]]:
+    """{(함수 이름, docstring을 뺀 본문의 AST): 정의한 모듈들}. 메서드는 빼고 맨 위 함수만."""
+    found: dict[tuple[str, str], list[str]] = {}
+    for name, source in sources.items():
+        for node in ast.parse(source).body:
+            if isinstance(node, ast.FunctionDef):
+                body = node.body
+                if (
+                    body
+                    and isinstance(body[0], ast.Expr)
+                    and isinstance(body[0].value, ast.Constant)
+                ):
+                    body = body[1:]
+                key = (node.name, ast.dump(ast.Module(body=body, type_ignores=[])))
+                found.setdefault(key, []).append(name)
+    return found
+
+
+def repeated_helpers(sources: dict[str, str]) -> list[str]:
+    return sorted(
+        f"{name}: {', '.join(modules)}"
+        for (name, _), modules in function_bodies(sources).items()
+        if len(modules) > 1
+    )
+
+
+def test_no_helper_is_repeated_across_snippets():
+    sources = {p.name: p.read_text(encoding="utf-8") for p in SNIPPETS}
+    assert repeated_helpers(sources) == []
+
+
+def test_repeated_helper_check_can_fail():
+    helper = 'def sync(device):\n    """설명"""\n    if device.type == "cuda":\n        pass\n'
+    other = 'def sync(device):\n    """다른 설명"""\n    if device.type == "cuda":\n        pass\n'
+    assert repeated_helpers({"a.py": helper, "b.py": other}) == ["sync: a.py, b.py"]
+    assert repeated_helpers({"a.py": helper, "b.py": other.replace("pass", "return")}) == []
