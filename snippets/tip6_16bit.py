@@ -211,7 +211,7 @@ STEPS = {
 }
 
 # main()이 시연하는 크기입니다. 작으면 dtype 변환 같은 고정 비용이 시간을 정해서 bf16의 효과가
-# 보이지 않으므로, CPU에서도 층 4개, d_model 256으로 잡습니다.
+# 보이지 않으므로, CPU에서도 계층 4개, d_model 256으로 잡습니다.
 DEMO_SIZE = {"d_model": 256, "nhead": 8, "num_layers": 4, "batch_size": 8, "seq_len": 128}
 
 
