@@ -1,6 +1,6 @@
 """더 나아가기 6: 합성곱 모델과 입력을 `channels_last` 메모리 형식으로 바꿉니다.
 
-같은 합성곱 층 묶음을 기본 형식(NCHW)과 channels_last(NHWC)로 학습 한 번(순전파+역전파)씩
+같은 합성곱 계층 묶음을 기본 형식(NCHW)과 channels_last(NHWC)로 학습 한 번(순전파+역전파)씩
 돌립니다. 보통 합성곱(groups=1), 그룹 합성곱, 깊이별(depthwise) 합성곱을 따로 봅니다.
 
 실행: `python snippets/beyond_channels_last.py [--device auto|cpu|cuda]`
@@ -57,7 +57,7 @@ def keep_nchw(model, x):
 def to_channels_last(model, x):
     """모델의 4차원 가중치와 입력을 channels_last로 바꿉니다. 모양은 그대로, 보폭만 바뀝니다.
 
-    합성곱 출력도 channels_last로 나오므로 다음 층에도 형식이 이어집니다. 둘 다 바꿔야 합니다.
+    합성곱 출력도 channels_last로 나오므로 다음 계층에도 형식이 이어집니다. 둘 다 바꿔야 합니다.
     """
     model = model.to(memory_format=torch.channels_last)
     x = x.contiguous(memory_format=torch.channels_last)

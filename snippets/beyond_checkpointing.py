@@ -33,7 +33,7 @@ class MLPBlock(nn.Module):
 
 
 class Stack(nn.Module):
-    """블록 여러 개(blocks)와 출력 층(head)입니다. 순전파 방식은 아래 함수가 정합니다."""
+    """블록 여러 개(blocks)와 출력 계층(head)입니다. 순전파 방식은 아래 함수가 정합니다."""
 
     def __init__(self, d_model=64, num_blocks=4):
         super().__init__()

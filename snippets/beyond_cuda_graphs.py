@@ -19,7 +19,7 @@ from torch.utils.benchmark import Timer
 
 # --8<-- [start:model]
 def make_model(d_model=256, num_layers=8, device="cuda", seed=0):
-    """작은 Linear와 GELU를 여러 층 쌓은 모델입니다. 층마다 커널이 몇 개씩 실행됩니다."""
+    """작은 Linear와 GELU를 여러 층 쌓은 모델입니다. 계층마다 커널이 몇 개씩 실행됩니다."""
     torch.manual_seed(seed)
     layers = []
     for _ in range(num_layers):

@@ -2,7 +2,7 @@
 
 계산 능력 8.9 이상의 NVIDIA GPU(Ada, Hopper, Blackwell)와 AMD MI300X는 float8 행렬 곱을 bf16의 두 배
 속도로 합니다.
-torchao의 `convert_to_float8_training`은 `nn.Linear`를 float8로 계산하는 층으로 바꿉니다. 텐서마다
+torchao의 `convert_to_float8_training`은 `nn.Linear`를 float8로 계산하는 계층으로 바꿉니다. 텐서마다
 배율(scale)을 구해 float8로 바꾸는 일이 덧붙으므로, 행렬이 작으면 오히려 느립니다.
 
 torchao는 GPU 경로 안에서만 import합니다. 그래서 이 파일은 torchao가 없는 CPU 컴퓨터에서도 열리고,
@@ -104,7 +104,7 @@ def float8_model(model, compile=True):
     """nn.Linear를 torchao의 Float8Linear로 바꾸고 컴파일합니다.
 
     배율을 구하고 float8로 바꾸는 연산을 행렬 곱과 합쳐 주는 torch.compile이 있어야 빨라집니다.
-    차원이 16의 배수가 아닌 층은 float8 행렬 곱을 쓸 수 없어 건너뜁니다.
+    차원이 16의 배수가 아닌 계층은 float8 행렬 곱을 쓸 수 없어 건너뜁니다.
     """
     from torchao.float8 import convert_to_float8_training  # GPU 경로에서만 필요합니다.
 

@@ -1,5 +1,5 @@
 """snippets/beyond_channels_last.py의 테스트: channels_last로 바꿔도 출력과 변화도가 같고, 형식이
-층을 따라 이어지는지 봅니다."""
+계층을 따라 이어지는지 봅니다."""
 
 import copy
 

@@ -49,7 +49,7 @@ def test_saved_activation_bytes_are_exactly_the_block_inputs(shape):
     tokens, fp32 = batch * seq_len, 4
     plain = ck.saved_activation_bytes(model, ck.forward_plain, x, y)
     checkpointed = ck.saved_activation_bytes(model, ck.forward_checkpointed, x, y)
-    # 체크포인팅: 블록마다 입력 하나(d)만 남고, 출력 층 입력과 손실 계산의 텐서가 더해집니다.
+    # 체크포인팅: 블록마다 입력 하나(d)만 남고, 출력 계층의 입력과 손실 계산의 텐서가 더해집니다.
     # 없음: 블록마다 입력(d), LayerNorm 출력(d)과 통계(평균, 표준편차의 역수),
     # 첫 Linear 출력(4d), GELU 출력(4d)이 남습니다.
     outside = plain - num_blocks * tokens * fp32 * (
@@ -112,7 +112,7 @@ def test_every_other_block_saves_between_none_and_all():
 
 def test_reentrant_checkpoint_silently_drops_the_first_blocks_gradients():
     # open_clip#573, pytorch-memonger#4: use_reentrant=True에서 입력이 변화도를 요구하지 않으면
-    # 체크포인팅한 블록들의 가중치 변화도가 None입니다. 출력 층만 학습됩니다.
+    # 체크포인팅한 블록들의 가중치 변화도가 None입니다. 출력 계층만 학습됩니다.
     model, x, y = ck.make_inputs("cpu", 8, 2, 2, 3)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
