@@ -10,7 +10,6 @@
 
 # --8<-- [start:imports]
 import contextlib
-import socket
 import tempfile
 from pathlib import Path
 
@@ -264,16 +263,11 @@ def ddp_worker(rank, world_size, init_method, config, out_dir):
         dist.destroy_process_group()
 
 
-def find_free_port():
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def run_ddp(config, world_size=2):
     """CPU 프로세스 world_size개를 띄워(spawn) 두 방식을 비교하고, 순위별 보고를 돌려줍니다."""
-    init_method = f"tcp://127.0.0.1:{find_free_port()}"
     with tempfile.TemporaryDirectory() as out_dir:
+        # 프로세스들은 임시 폴더의 파일로 서로를 찾습니다(빈 포트를 찾을 필요가 없습니다).
+        init_method = (Path(out_dir) / "rendezvous").as_uri()
         mp.spawn(ddp_worker, args=(world_size, init_method, config, out_dir), nprocs=world_size)
         return [torch.load(Path(out_dir) / f"rank{r}.pt") for r in range(world_size)]
 
@@ -289,6 +283,15 @@ def demo_config(micro_batches=4, steps=3):
 
 
 # --8<-- [end:spawn]
+
+
+def find_free_port():
+    """이 컴퓨터에서 비어 있는 TCP 포트 번호입니다(벤치마크의 프로세스 묶음이 씁니다)."""
+    import socket
+
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
 
 
 def gradients(model):
