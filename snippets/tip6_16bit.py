@@ -238,6 +238,17 @@ def make_step(name, model, lr=1e-3):
     return step, optimizer
 
 
+def cpu_supports_fp16():
+    """이 CPU가 fp16 행렬 곱을 하드웨어로 계산하는지(AVX-512 FP16 또는 AMX-FP16) 봅니다."""
+    if getattr(torch.cpu, "_is_amx_fp16_supported", lambda: False)():
+        return True
+    try:  # AVX-512 FP16을 알려 주는 torch 함수는 없어서 리눅스의 CPU 정보를 읽습니다.
+        with open("/proc/cpuinfo", encoding="utf-8") as cpuinfo:
+            return "avx512_fp16" in cpuinfo.read().split()
+    except OSError:
+        return False
+
+
 def main(device="cpu", size=None):
     from torch.utils.benchmark import Timer
 
@@ -246,14 +257,21 @@ def main(device="cpu", size=None):
     where = torch.cuda.get_device_name(device) if device.type == "cuda" else "CPU"
     print(f"장치: {device} ({where}), 모델 크기: {size}")
     print("fp32는 TF32를 끈 PyTorch 기본 설정이고, tf32는 행렬 곱에만 TF32를 켠 것입니다.")
+    # 16비트 명령이 없는 CPU는 느린 경로로 계산하므로, 그 시간은 보여 줄 것이 없어 재지 않습니다.
+    hardware = {"bf16": cpu_supports_bf16(), "fp16": cpu_supports_fp16()}
     fp32_s = None
     for name in STEPS:
         # 정밀도마다 같은 seed로 새로 만들어 같은 가중치와 같은 배치에서 출발합니다.
         model, x, y = make_inputs(device, **size)
         step, optimizer = make_step(name, model)
         first_loss = step(model, optimizer, x, y).item()
-        for _ in range(3):  # 워밍업: 첫 몇 스텝의 메모리 할당과 커널 준비를 시간에서 뺍니다.
-            step(model, optimizer, x, y)
+        if device.type == "cpu" and not hardware.get(name, True):
+            print(
+                f"{name}: 첫 손실 {first_loss:.4f}. 이 CPU에는 {name} 명령이 없어 느린 경로로 "
+                "계산하므로 시간은 재지 않습니다."
+            )
+            continue
+        step(model, optimizer, x, y)  # 워밍업: 첫 스텝의 메모리 할당과 커널 준비를 시간에서 뺍니다.
         timer = Timer(
             "step(model, optimizer, x, y)",
             globals={"step": step, "model": model, "optimizer": optimizer, "x": x, "y": y},

@@ -4,6 +4,7 @@ import copy
 import inspect
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -399,12 +400,35 @@ def test_peak_memory_needs_cuda_and_runs_nothing_without_it():
     assert calls == []
 
 
+def test_cpu_supports_fp16_matches_cpu_flags():
+    if not os.path.exists("/proc/cpuinfo"):
+        pytest.skip("/proc/cpuinfo가 없는 운영체제입니다")
+    flags = open("/proc/cpuinfo").read().split()
+    assert tip6.cpu_supports_fp16() == ("avx512_fp16" in flags or "amx_fp16" in flags)
+
+
+TINY = {"d_model": 32, "nhead": 2, "num_layers": 1, "batch_size": 4, "seq_len": 16}
+
+
+@pytest.mark.parametrize("has_16bit", [False, True])
+def test_main_times_16bit_only_where_the_cpu_has_the_instructions(monkeypatch, capsys, has_16bit):
+    monkeypatch.setattr(tip6, "cpu_supports_bf16", lambda: has_16bit)
+    monkeypatch.setattr(tip6, "cpu_supports_fp16", lambda: has_16bit)
+    tip6.main("cpu", size=TINY)
+    out = capsys.readouterr().out
+    assert "fp32: 첫 손실" in out and "tf32: 첫 손실" in out
+    for name in ("bf16", "fp16"):
+        skipped = f"이 CPU에는 {name} 명령이 없어 느린 경로로 계산하므로 시간은 재지 않습니다"
+        assert (skipped in out) != has_16bit
+        assert (f"{name}: 첫 손실" in out) and (
+            re.search(rf"{name}: 첫 손실 [\d.]+, 스텝 하나", out) is not None
+        ) == has_16bit
+
+
 def test_main_runs_on_cpu(capsys):
     # 작은 모델로 흐름만 확인합니다. 기본 크기의 fp16은 CPU에서 스텝 하나에 수 초가 걸리고,
     # 기본 크기 그대로의 실행은 노트북 실행 테스트가 합니다.
-    tip6.main(
-        "cpu", size={"d_model": 32, "nhead": 2, "num_layers": 1, "batch_size": 4, "seq_len": 16}
-    )
+    tip6.main("cpu", size=TINY)
     out = capsys.readouterr().out
     assert "장치: cpu" in out
     for name in tip6.STEPS:
