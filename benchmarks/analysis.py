@@ -81,12 +81,21 @@ class Ratio:
     def verdict(self) -> str:
         return stats.verdict(self.low, self.high)
 
+    @property
+    def confidence_note(self) -> str:
+        """라운드가 적어 95%에 못 미치는 구간이면 그 신뢰 수준을 밝힙니다."""
+        return "" if self.confidence >= stats.CONFIDENCE else f", 신뢰 수준 {self.confidence:.0%}"
+
+    def bounds(self) -> str:
+        return _bounds(self.low, self.high)
+
     def text(self) -> str:
-        """ "1.43배 (1.38–1.49)", "0.50배 (0.48–0.52, 느려짐)", "차이 없음 (±3%)"."""
+        """예: "1.43배 (1.38–1.49)", "0.50배 (0.48–0.52, 느려짐)", "차이 없음 (±3%)"."""
+        note = self.confidence_note
         if self.verdict == "same":
-            return f"차이 없음 (±{stats.no_change_percent(self.low, self.high)}%)"
+            return f"차이 없음 (±{stats.no_change_percent(self.low, self.high)}%{note})"
         slower = ", 느려짐" if self.verdict == "slower" else ""
-        return f"{format_ratio(self.median)} ({_bounds(self.low, self.high)}{slower})"
+        return f"{format_ratio(self.median)} ({self.bounds()}{slower}{note})"
 
     def inverse(self) -> Ratio:
         return Ratio(1 / self.median, 1 / self.high, 1 / self.low, self.confidence)

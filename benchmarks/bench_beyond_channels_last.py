@@ -44,3 +44,25 @@ def test_conv_step(compare, bench_device, size_key, kind, dtype):
                   role=role)  # fmt: skip
     for out in group.run().values():
         assert out.shape == x.shape
+
+
+# 스윕: 채널 수에 따라 channels_last 대 NCHW, 보통 합성곱 fp32 3층. 합성곱 연산은 약
+# 2·배치·크기²·채널²·9 ×3(순전파+역전파) FLOP이라 채널 256, 배치 4, 32×32에서 약 58 GFLOP입니다.
+CHANNELS = {"quick": [4], "cpu": [8, 16, 32, 64, 128, 256], "cuda": [32, 64, 128, 256, 512]}
+SWEEP_SHAPE = {"quick": {"batch": 1, "size": 8}, "cpu": {"batch": 4, "size": 32},
+               "cuda": {"batch": 64, "size": 56}}  # fmt: skip
+
+
+@pytest.mark.sweep("channels")
+def test_channel_sweep(sweep, bench_device, size_key):
+    run = sweep("channels")
+    shape = SWEEP_SHAPE[size_key]
+    for channels in CHANNELS[size_key]:
+        sides = []
+        for fmt in ("nchw", "channels-last"):
+            convert, _ = FORMATS[fmt]
+            model, x = convert(*cl.make_inputs(bench_device, "dense", channels=channels,
+                                               num_layers=3, **shape))  # fmt: skip
+            sides.append((cl.train_step, model, x, None))
+        outs = run.point(channels, *sides, params=shape)
+        assert outs[0].shape == outs[1].shape

@@ -42,3 +42,27 @@ def test_train_step(compare, bench_device, size_key):
                   metrics={"saved_activation_mib": saved})  # fmt: skip
     for loss in group.run().values():
         assert torch.isfinite(loss)
+
+
+# 스윕: 블록 수(깊이)에 따라 블록마다 체크포인팅 대 없음: 시간과 최대 메모리 증가를 함께 봅니다.
+# 저장하는 활성값은 블록마다 배치·길이·d_model·(4배 MLP 포함 약 10개)·4바이트라 CPU 크기에서
+# 블록 하나에 약 10 MiB, 64블록이면 약 640 MiB입니다.
+DEPTHS = {"quick": [1], "cpu": [2, 4, 8, 16, 32, 64], "cuda": [4, 8, 16, 32, 64]}
+
+
+@pytest.mark.sweep("depth")
+def test_depth_sweep(sweep, bench_device, size_key):
+    size = dict(SIZES[size_key])
+    dtype_name = size.pop("dtype")
+    size.pop("num_blocks")
+    run = sweep("depth")
+    for blocks in DEPTHS[size_key]:
+        sides = []
+        for name in ("no-checkpoint", "every-block"):
+            forward, _ = VARIANTS[name]
+            model, x, y = ck.make_inputs(bench_device, **size, num_blocks=blocks,
+                                         dtype=DTYPES[dtype_name])  # fmt: skip
+            ck.train_step(model, forward, x, y)  # 첫 스텝의 변화도 할당을 최대 메모리에서 뺍니다.
+            sides.append((ck.train_step, model, forward, x, y))
+        losses = run.point(blocks, *sides, params={**size, "dtype": dtype_name})
+        assert all(torch.isfinite(loss) for loss in losses)

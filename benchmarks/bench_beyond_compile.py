@@ -99,3 +99,31 @@ def test_first_step_in_a_new_process(compare, bench_device, size_key, tmp_path):
               role="recommended", memory=False, smoke=False)  # fmt: skip
     # 채워진 캐시: 라운드 전에 한 번 컴파일해 폴더를 채웁니다(준비 단계의 첫 호출이 합니다).
     group.run()
+
+
+# 스윕: 폭에 따라 컴파일한 학습 스텝 대 eager(2층, 배치 256). 점마다 새로 컴파일하므로(CPU에서
+# 점 하나에 10–30초) `--sweep`일 때만 잽니다. 스텝의 행렬 곱은 약 6·256·8·d²·2 FLOP이라
+# d=2048에서 약 100 GFLOP입니다.
+WIDTHS = {
+    "quick": [8],
+    "cpu": [32, 64, 128, 256, 512, 1024],
+    "cuda": [256, 512, 1024, 2048, 4096],
+}
+
+
+@pytest.mark.sweep("width")
+def test_width_sweep(sweep, bench_device, size_key, tmp_path):
+    backend = "aot_eager" if size_key == "quick" else "inductor"
+    batch = SIZES[size_key][0]
+    run = sweep("width")
+    with temporary_cache_dir(str(tmp_path)):
+        for width in WIDTHS[size_key]:
+            torch._dynamo.reset()
+            model, x, y = bc.make_inputs(bench_device, batch, width, 2)
+            compiled = bc.compile_model(
+                bc.make_inputs(bench_device, batch, width, 2)[0], backend=backend
+            )
+            bc.train_step(compiled, x, y)  # 컴파일은 시간 밖에서 끝냅니다.
+            losses = run.point(width, (bc.train_step, model, x, y), (bc.train_step, compiled, x, y),
+                               params={"layers": 2, "batch_size": batch})  # fmt: skip
+            assert all(torch.isfinite(loss) for loss in losses)

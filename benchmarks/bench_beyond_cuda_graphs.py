@@ -52,3 +52,27 @@ def test_inference_batch(compare, bench_device, size_key):
                   metrics={"one_time_s": one_time})  # fmt: skip
     for out in group.run().values():
         assert out.shape == (batch_size, d_model)
+
+
+# 스윕(GPU): 층 수(커널 수)에 따라 reduce-overhead 대 eager. 층마다 작은 행렬 곱과 원소별 연산이라
+# 커널 하나가 수 µs이고, 층이 많을수록 실행(launch) 비용이 쌓여 CUDA 그래프의 이득이 커집니다.
+LAYERS = {"quick": [1], "cuda": [2, 4, 8, 16, 32, 64]}
+
+
+@pytest.mark.sweep("kernels")
+def test_kernel_count_sweep(sweep, bench_device, size_key):
+    if bench_device.type != "cuda":
+        pytest.skip(NO_CUDA_GRAPHS_ON_CPU)
+    batch_size, d_model, _ = SIZES[size_key]
+    run = sweep("kernels")
+    for layers in LAYERS[size_key]:
+        sides = []
+        for name in ("eager", "reduce-overhead"):
+            model, batches = cg.make_inputs(
+                bench_device, batch_size, d_model, layers, num_batches=2
+            )
+            torch._dynamo.reset()
+            fn = VARIANTS[name][1](model, batches[0])
+            cg.predict_all_safe(fn, batches)
+            sides.append((torch.no_grad()(fn), batches[0]))
+        run.point(layers, *sides, params={"batch_size": batch_size, "d_model": d_model})

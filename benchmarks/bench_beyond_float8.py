@@ -79,3 +79,27 @@ def test_bf16_matmul_ceiling(compare, bench_device, size_key):
     group = compare("ceiling")
     ceilings.add_matmul(group, "matmul-bf16", CEILING_N[size_key], torch.bfloat16, bench_device)
     group.run()
+
+
+# 스윕(GPU): 행렬 크기에 따라 float8 대 bf16(둘 다 컴파일). 토큰 4·d, 은닉 4·d라서 스텝의 연산은
+# 약 6·(4d)·(2·d·4d)·2층 = 384·d³ FLOP입니다. d=4096이면 약 26 TFLOP, H200에서 수십 ms입니다.
+DIMS = {"quick": [16], "cuda": [512, 1024, 2048, 4096]}
+
+
+@pytest.mark.sweep("size")
+def test_size_sweep(sweep, bench_device, size_key):
+    reason = skip_reason(bench_device)
+    if reason:
+        pytest.skip(reason)
+    run = sweep("size")
+    for dim in DIMS[size_key]:
+        tokens, hidden = 4 * dim, 4 * dim
+        x = f8.make_inputs(tokens, dim).to(bench_device)
+        sides = []
+        for wrap in (f8.bf16_model, f8.float8_model):
+            model = wrap(f8.make_model(dim, hidden).to(bench_device))
+            optimizer = torch.optim.SGD(model.parameters(), lr=1e-3)
+            f8.train_step(model, optimizer, x)  # 첫 호출에서 컴파일합니다.
+            sides.append((f8.train_step, model, optimizer, x))
+        run.point(dim, *sides, params={"hidden": hidden, "tokens": tokens})
+        torch._dynamo.reset()

@@ -55,3 +55,36 @@ def test_copy_same_bytes_ceiling(compare, bench_device, size_key):
     group = compare("ceiling", params={"mib": round(2 * 4 * numel_copied / 2**20, 1)})
     ceilings.add_copy(group, "copy-same-bytes", numel_copied, bench_device)
     group.run()
+
+
+# 스윕: 텐서 크기와 텐서 수에 따라 fused 대 그 장치의 기본 경로. 옵티마이저 스텝이 옮기는 바이트는
+# 텐서 7개 분량 × 원소 수 × 4바이트입니다(64개 × 262,144개면 448 MiB). for-loop와 foreach는 텐서마다
+# 연산을 부르는 비용이 있어, 작은 텐서가 많을수록 fused의 이득이 큽니다.
+NUMELS = {"quick": [64], "cpu": [256, 1024, 4096, 16384, 65536, 262144],
+          "cuda": [4096, 16384, 65536, 262144, 1048576]}  # fmt: skip
+TENSOR_COUNTS = {"quick": [2], "cpu": [4, 16, 64, 256, 1024], "cuda": [16, 64, 256, 1024, 4096]}
+
+
+def optimizer_point(run, x, device, num_tensors, numel):
+    default = DEFAULT_PATH[device.type]
+    sides = []
+    for name in (default, "fused"):
+        params = bf.make_inputs(device, num_tensors, numel)
+        optimizer = MAKERS[name](params)
+        optimizer.step()  # 첫 스텝은 모멘트 텐서를 만드는 일이라 재지 않습니다.
+        sides.append((optimizer.step,))
+    run.point(x, *sides, params={"tensors": num_tensors, "numel": numel, "path": default})
+
+
+@pytest.mark.sweep("numel")
+def test_numel_sweep(sweep, bench_device, size_key):
+    run = sweep("numel")
+    for numel in NUMELS[size_key]:
+        optimizer_point(run, numel, bench_device, 64 if size_key != "quick" else 4, numel)
+
+
+@pytest.mark.sweep("tensors")
+def test_tensor_count_sweep(sweep, bench_device, size_key):
+    run = sweep("tensors")
+    for count in TENSOR_COUNTS[size_key]:
+        optimizer_point(run, count, bench_device, count, 4096 if size_key != "quick" else 64)

@@ -56,3 +56,30 @@ def test_matmul_ceiling(compare, bench_device, size_key):
     group = compare("ceiling", params={"dtype": dtype_name})
     ceilings.add_matmul(group, "matmul", MATMUL_SIZES[size_key], DTYPES[dtype_name], bench_device)
     group.run()
+
+
+# 스윕: 길이마다 SDPA(is_causal=True) 대 손으로 쓴 어텐션, 순전파+역전파. 헤드 4개, 헤드 차원 64.
+# 크기(계산): 점수 행렬이 길이²라 손으로 쓴 쪽은 4·길이²·4바이트를 씁니다(길이 2048에서 64 MiB,
+# GPU 8192에서 1 GiB). 연산은 약 4·길이²·64·4 ×3 FLOP(순전파+역전파)입니다.
+SEQ_LENS = {
+    "quick": [16],
+    "cpu": [64, 128, 256, 512, 1024, 2048],
+    "cuda": [512, 1024, 2048, 4096, 8192],
+}
+
+
+@pytest.mark.sweep("seq-len")
+def test_seq_len_sweep(sweep, bench_device, size_key):
+    dtype_name = SIZES[size_key]["dtype"]
+    run = sweep("seq-len")
+    for seq_len in SEQ_LENS[size_key]:
+        shape = {"batch": 1, "heads": 4, "seq_len": seq_len, "head_dim": 64}
+        q, k, v, grad_out = sdpa.make_inputs(bench_device, **shape, dtype=DTYPES[dtype_name])
+        kernel = sdpa.kernel_used(sdpa.attention_sdpa, q, k, v)
+        grads = run.point(
+            seq_len,
+            (sdpa.forward_backward, sdpa.attention_by_hand, q, k, v, grad_out),
+            (sdpa.forward_backward, sdpa.attention_sdpa, q, k, v, grad_out),
+            params={"heads": 4, "head_dim": 64, "dtype": dtype_name, "kernel": kernel},
+        )
+        assert all(len(g) == 3 for g in grads)

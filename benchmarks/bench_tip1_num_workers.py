@@ -149,3 +149,33 @@ def test_ceiling(compare, size_key):
     if one_worker is not None:
         group.computed("cores-x-one-worker", "cores-x-one-worker", params={"cores": CORES},
                        metrics={"samples_per_s": one_worker * CORES})  # fmt: skip
+
+
+# 스윕: 샘플 하나의 CPU 일(압축 이미지 한 변)에 따라 권장 워커 수 대 워커 0개. 일이 작으면 워커가
+# 배치를 프로세스 사이로 넘기는 비용이 더 커서 느려지고, 일이 크면 코어 수만큼 빨라집니다.
+# 이미지 한 변이 2배면 풀고 자르는 일이 약 4배입니다(256에서 배치 32개에 CPU 0.1초 안팎).
+IMAGE_SIZES = {
+    "quick": [16],
+    "cpu": [16, 32, 64, 128, 256, 512],
+    "cuda": [32, 64, 128, 256, 512],
+}
+
+
+@pytest.mark.sweep("work")
+@pytest.mark.filterwarnings("ignore:This DataLoader will create")
+def test_work_sweep(sweep, size_key):
+    run = sweep("work")
+    quick = size_key == "quick"
+    count = batches_per_call(quick)
+    for image in IMAGE_SIZES[size_key]:
+        crop = image * 7 // 8
+        dataset = tip1.CompressedImageDataset(length=ENDLESS, image_size=image, crop_size=crop,
+                                              out_size=max(8, crop // 2))  # fmt: skip
+        loaders = [iter(build_loader(dataset, n, 4 if quick else 32)) for n in (0, FAST_WORKERS)]
+        for batches, workers in zip(loaders, (0, FAST_WORKERS), strict=True):
+            next_batches(batches, max(1, workers))  # 워커를 띄우고 첫 배치들을 버립니다.
+        samples = run.point(image, (next_batches, loaders[0], count), (next_batches, loaders[1], count),
+                            params={"num_workers": FAST_WORKERS, "batches": count})  # fmt: skip
+        assert samples[0] == samples[1]
+        del loaders
+        gc.collect()

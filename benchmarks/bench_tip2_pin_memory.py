@@ -153,3 +153,19 @@ def test_dataloader_epoch(compare, bench_device, size_key):
         group.add(variant, tip2.train_one_epoch, model, loader, optimizer, bench_device, role=role)
     for loss in group.run().values():
         assert loss.device.type == "cuda"
+
+
+# 스윕(GPU): 배치 크기에 따라 고정된 메모리 대 페이지 가능 메모리 복사. 64 KiB는 복사 시작 비용이,
+# 1 GiB는 PCIe Gen5 ×16(한 방향 약 55 GB/s 실측)의 대역폭이 시간을 정합니다(약 20 ms).
+TRANSFER_MIB = {"quick": [1], "cuda": [0.0625, 1, 16, 256, 1024]}
+
+
+@pytest.mark.sweep("transfer")
+def test_transfer_sweep(sweep, bench_device, size_key):
+    require_cuda(bench_device, "copy")
+    run = sweep("transfer")
+    for mib in TRANSFER_MIB[size_key]:
+        pageable = torch.rand(int(mib * 2**20) // 4)
+        pinned = pageable.pin_memory()
+        run.point(mib, (tip2.copy_pageable, [pageable], bench_device),
+                  (tip2.copy_pinned, [pinned], bench_device))  # fmt: skip

@@ -108,3 +108,35 @@ def test_matmul_ceiling(compare, bench_device, size_key):
         group.not_measured(NO_TF32_CEILING_ON_CPU)
     for product in group.run().values():
         assert product.shape == (n, n)
+
+
+# 스윕: 폭(d_model)마다 bf16 autocast 대 fp32 학습 스텝. 2층, 배치 8×64 토큰.
+# 크기(계산): 스텝 하나의 행렬 곱 연산은 약 6 × 토큰 × 12·d² × 층 = 6·512·12·d²·2 FLOP이라
+# d=1024에서 약 77 GFLOP입니다. CPU(2코어, 약 0.1 TFLOP/s)에서 한 스텝 1초 안쪽, H200(수백 TFLOP/s)에서
+# d=4096이라도 1 ms 남짓입니다. 점 하나에 라운드 예산 6초(CPU)/3초(GPU)를 씁니다.
+WIDTHS = {
+    "quick": [16],
+    "cpu": [32, 64, 128, 256, 512, 1024],
+    "cuda": [256, 512, 1024, 2048, 4096],
+}
+SWEEP_SHAPE = {"num_layers": 2, "batch_size": 8, "seq_len": 64}
+
+
+@pytest.mark.sweep("width")
+def test_width_sweep(sweep, bench_device, size_key):
+    run = sweep("width")
+    for width in WIDTHS[size_key]:
+        size = {**SWEEP_SHAPE, "d_model": width, "nhead": max(1, width // 64)}
+        sides = []
+        for name in ("fp32", "bf16"):
+            model, x, y = tip6.make_inputs(bench_device, **size)
+            step, optimizer = tip6.make_step(name, model)
+            step(model, optimizer, x, y)  # 옵티마이저 상태를 만든 평소 스텝부터 잽니다.
+            sides.append((step, model, optimizer, x, y))
+        params = {
+            "layers": size["num_layers"],
+            "batch_size": size["batch_size"],
+            "seq_len": size["seq_len"],
+        }
+        losses = run.point(width, *sides, params=params)
+        assert all(math.isfinite(float(loss)) for loss in losses)

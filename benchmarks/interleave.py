@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
@@ -54,6 +55,11 @@ class Timed:
 
     def active(self, round_index: int) -> bool:
         return self.max_rounds is None or round_index < self.max_rounds
+
+
+def stable_seed(*parts) -> int:
+    """실행의 시드와 묶음 이름에서 묶음마다의 시드를 만듭니다(같은 입력이면 같은 시드)."""
+    return zlib.crc32(":".join(map(str, parts)).encode())
 
 
 def clone_fixture(benchmark, key: str, group: str, extra: dict):

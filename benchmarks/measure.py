@@ -15,9 +15,9 @@
 from __future__ import annotations
 
 import dataclasses
-import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import pytest
 
@@ -25,9 +25,10 @@ from benchmarks import interleave, schema
 from guide import registry
 
 ROLES = ("baseline", "recommended", "other", "ceiling")
+ROOT = Path(__file__).resolve().parents[1]
 
 
-def _rounded(value: float) -> float:
+def rounded(value: float) -> float:
     return float(f"{value:.4g}")
 
 
@@ -156,11 +157,11 @@ class Comparison:
         return entry["metrics"].get(metric) if entry else None
 
     def _seed(self) -> int:
-        return zlib.crc32(f"{self.state.seed}:{self.page.id}:{self.key}".encode())
+        return interleave.stable_seed(self.state.seed, self.page.id, self.key)
 
     def _entry(self, variant: Variant, baseline) -> dict:
         timed = variant.timed
-        seconds = _median(timed.seconds)
+        seconds = median(timed.seconds)
         metrics = {
             schema.RATES[name][0]: amount / seconds / schema.RATES[name][1]
             for name, amount in variant.per_call.items()
@@ -178,7 +179,7 @@ class Comparison:
         )  # fmt: skip
 
 
-def _median(values: list[float]) -> float:
+def median(values: list[float]) -> float:
     ordered = sorted(values)
     n = len(ordered)
     return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
@@ -198,8 +199,8 @@ def _entry(key, group, variant, role, params, metrics, ceiling, timed, ratio=Non
         if timed is None
         else {
             "computed": False,
-            "median_s": _rounded(_median(timed.seconds)),
-            "iqr_s": _rounded(_iqr(timed.seconds)),
+            "median_s": rounded(median(timed.seconds)),
+            "iqr_s": rounded(_iqr(timed.seconds)),
             "rounds": len(timed.seconds),
             "iterations": timed.iterations,
         }
@@ -211,7 +212,7 @@ def _entry(key, group, variant, role, params, metrics, ceiling, timed, ratio=Non
         "role": role,
         **timing,
         "params": params,
-        "metrics": {name: _rounded(value) for name, value in metrics.items()},
+        "metrics": {name: rounded(value) for name, value in metrics.items()},
         "ceiling": ceiling,
         "ratio": ratio,
     }
@@ -222,7 +223,7 @@ class Compare:
 
     def __init__(self, request, run, benchmark):
         self.request, self.run, self.benchmark = request, run, benchmark
-        self.page = page_of(request.module)
+        self.page = page_of(request.module, request)
         self.groups: list[Comparison] = []
 
     def __call__(self, group: str, *, params=None, per_call=None, budget_s=None,
@@ -239,11 +240,14 @@ class Compare:
         return made
 
 
-def page_of(module) -> registry.Page:
-    try:
-        page = registry.by_id(module.PAGE)
-    except AttributeError:
-        raise registry.RegistryError(f"{module.__name__}: PAGE가 없습니다") from None
+def page_of(module, request=None) -> registry.Page:
+    """이 벤치마크가 재는 페이지: 모듈의 PAGE, 또는 레지스트리만으로 재는 모듈이면 매개변수 page."""
+    page_id = getattr(module, "PAGE", None)
+    if page_id is None and request is not None and hasattr(request.node, "callspec"):
+        page_id = request.node.callspec.params.get("page")
+    if page_id is None:
+        raise registry.RegistryError(f"{module.__name__}: PAGE가 없습니다")
+    page = registry.by_id(page_id)
     if page.benchmark != module.__name__.rpartition(".")[2]:
         raise registry.RegistryError(
             f"{module.__name__}: pages.toml의 {page.id} 벤치마크가 아닙니다"

@@ -24,6 +24,7 @@ import torch
 from benchmarks import interleave, memory, summary
 from benchmarks import session as measurement
 from benchmarks.measure import compare  # noqa: F401  (준비물을 이 플러그인에 등록합니다)
+from benchmarks.sweep import sweep  # noqa: F401
 from benchmarks.timing import synchronized_perf_counter
 
 BENCH_DIR = measurement.ROOT / "benchmarks"
@@ -58,6 +59,8 @@ def pytest_addoption(parser):
         help="측정 전체의 시간 한도(분, --gpu의 기본값 10).",
     )
     add("--seed", type=int, default=None, help="라운드 순서를 정하는 시드(기본: 실행마다 새로).")
+    add("--budget", type=float, default=None,
+        help="묶음 하나에 쓸 라운드 시간(초, 기본 CPU 20, GPU 8). 구간이 ±5%에 닿으면 먼저 멈춥니다.")  # fmt: skip
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -83,7 +86,8 @@ def pytest_configure(config):
 def new_run(option) -> measurement.MeasurementRun:
     cuda = torch.cuda.is_available()
     minutes = option.max_minutes if option.max_minutes is not None else (10 if option.gpu else None)
-    settings = interleave.Settings(budget_s=8.0 if cuda else 20.0)
+    budget = option.budget if option.budget is not None else (8.0 if cuda else 20.0)
+    settings = interleave.Settings(budget_s=budget)
     if option.dry_run:
         settings = interleave.Settings(min_rounds=1, max_rounds=1, warmup=False, memory=False,
                                        dry_run=True)  # fmt: skip
@@ -169,15 +173,26 @@ def pytest_deselected(items):
         items[0].config.stash[RUN].deselected += len(items)
 
 
+def page_id(item) -> str | None:
+    """벤치마크 테스트가 재는 페이지(벤치마크가 아니면 None)."""
+    if item.path.parent != BENCH_DIR:
+        return None
+    found = getattr(getattr(item, "module", None), "PAGE", None)
+    if found is None and hasattr(item, "callspec"):
+        found = item.callspec.params.get("page")
+    # 매개변수가 하나도 없는 레지스트리 벤치마크(빈 목록)는 어느 페이지도 재지 않습니다.
+    return found if isinstance(found, str) else None
+
+
 def is_benchmark(item) -> bool:
-    return item.path.parent == BENCH_DIR and hasattr(getattr(item, "module", None), "PAGE")
+    return page_id(item) is not None
 
 
 def pytest_runtest_setup(item):
     run = item.config.stash[RUN]
     if run.timing and run.max_seconds and is_benchmark(item):
         if time.monotonic() - run.started > run.max_seconds:
-            run.page(item.module.PAGE).skipped_by_limit += 1
+            run.page(page_id(item)).skipped_by_limit += 1
             pytest.skip(
                 f"측정 전체의 시간 한도({run.max_seconds / 60:.0f}분)를 넘어 재지 않았습니다."
             )
@@ -195,7 +210,7 @@ def pytest_runtest_makereport(item, call):
     run = item.config.stash[RUN]
     if not (run.timing and is_benchmark(item)) or (report.when != "call" and report.passed):
         return
-    record = run.page(item.module.PAGE)
+    record = run.page(page_id(item))
     if report.failed:
         record.failed += 1
     elif report.skipped:
@@ -207,7 +222,7 @@ def pytest_runtest_makereport(item, call):
         if item.get_closest_marker("sweep"):
             return  # 스윕을 건너뛴 이유는 페이지가 registry의 not_applicable로 보여 줍니다.
         for group in _declared_groups(item):
-            run.record_not_measured(item.module.PAGE, group, reason)
+            run.record_not_measured(page_id(item), group, reason)
 
 
 @pytest.fixture(scope="session")

@@ -106,8 +106,11 @@ def parse(data: bytes, path: Path | str) -> dict:
     return doc
 
 
-def load(path: Path) -> dict:
-    """결과 파일을 읽고 검증합니다. 어떤 문제든 파일과 위치를 짚는 ResultsError가 됩니다."""
+def load(path: Path, *, check_name: bool = True) -> dict:
+    """결과 파일을 읽고 검증합니다. 어떤 문제든 파일과 위치를 짚는 ResultsError가 됩니다.
+
+    check_name=False: 이름을 바꿔 둔 파일(비교할 때의 A.json, B.json)은 이름을 따지지 않습니다.
+    """
     path = Path(path)
     doc = parse(_open_regular(path), path)
     if isinstance(doc, dict) and doc.get("schema_version") in (1, 2):
@@ -118,7 +121,8 @@ def load(path: Path) -> dict:
             "`pytest benchmarks --benchmark --publish`로 다시 재세요",
         )
     validate(doc, path)
-    check_identity(doc, path)
+    if check_name:
+        check_identity(doc, path)
     return doc
 
 

@@ -104,7 +104,7 @@ _PARAMS = {
     },
 }
 # 글자 값을 받는 params 이름(커널 이름, dtype). 나머지는 숫자여야 합니다(표와 문장이 계산에 씁니다).
-TEXT_PARAMS = ("kernel", "dtype")
+TEXT_PARAMS = ("kernel", "dtype", "path")
 _SHA = {"type": "string", "pattern": _HEX64}
 _CODE = {
     "date": _DATE,

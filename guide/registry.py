@@ -48,6 +48,11 @@ class Group:
     note: str = ""  # 결론 뒤에 붙는 한 문장(예: 이 배수가 무엇의 크기인지)
     saving_param: str = ""  # 아낀 시간을 이 params 값 하나당으로도 씁니다(예: epochs)
     saving_unit: str = ""  # 그 단위의 한국어 이름(예: 에폭)
+    # 벤치마크 모듈 없이 레지스트리만으로 재는 묶음(benchmarks/bench_registry.py): 스니펫의 함수 이름.
+    inputs: str = ""  # inputs(device, **sizes[크기]) → 두 함수에 넘길 인자
+    sizes: dict = field(default_factory=dict)  # {"quick": {...}, "cpu": {...}, "cuda": {...}}
+    baseline: str = ""  # 기준 함수(변형 key와 같은 이름)
+    recommended: str = ""  # 권장 방식 함수
 
 
 @dataclass(frozen=True)
@@ -157,9 +162,13 @@ class Page:
         return fill(self.group(key).title, params)
 
     def group_name(self, key: str) -> str:
-        """값 없이 부르는 묶음 이름: 제목에서 `{자리}`가 든 괄호를 뺀 것입니다."""
-        title = re.sub(r"\s*\([^()]*\{\w+\}[^()]*\)", "", self.group(key).title)
-        return re.sub(r"\s*\{\w+\}\S*", "", title).strip()
+        """값 없이 부르는 묶음 이름: `{자리}`가 있으면 그 앞의 ':'이나 '(' 앞까지만 씁니다."""
+        title = self.group(key).title
+        if "{" not in title:
+            return title
+        head = re.split(r"\s*[:(]", title, maxsplit=1)[0]
+        # `{자리}`와 바로 뒤의 영문 단위(ms, GiB 등)를 함께 뺍니다.
+        return re.sub(r"\s*\S*\{\w+\}\S*(\s+[A-Za-z]+\b)?", "", head).strip() or head
 
     def group_work(self, key: str, params: dict) -> str:
         return fill(self.group(key).work, params)
@@ -191,12 +200,19 @@ def _parse_page(raw: dict) -> Page:
             spec.get("note", ""),
             spec.get("saving_param", ""),
             spec.get("saving_unit", ""),
+            spec.get("inputs", ""),
+            dict(spec.get("sizes", {})),
+            spec.get("baseline", ""),
+            spec.get("recommended", ""),
         )
         for key, spec in raw.pop("groups", {}).items()
     }
     for group in groups.values():
         if group.conclusion not in CONCLUSIONS:
             raise RegistryError(f"{where}: 묶음 {group.key}의 conclusion {group.conclusion!r}")
+        if group.inputs and not (group.baseline and group.recommended and group.sizes):
+            raise RegistryError(f"{where}: 묶음 {group.key}에 inputs가 있으면 baseline, "
+                                "recommended, sizes도 필요합니다")  # fmt: skip
     sweeps = {key: Sweep(key, **spec) for key, spec in raw.pop("sweeps", {}).items()}
     for sweep in sweeps.values():
         if sweep.requires not in ("any", "cuda") or {sweep.baseline, sweep.variant} - set(
