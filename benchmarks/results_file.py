@@ -126,6 +126,16 @@ def load(path: Path, *, check_name: bool = True) -> dict:
     return doc
 
 
+def load_published(path: Path) -> dict:
+    """`results/`에 둘 파일로 읽습니다: load에 더해 드라이 런 결과를 거절합니다. 검증 명령과
+    빌드(hooks/results_data.py)가 이 함수를 함께 써서 같은 파일을 받고 거절합니다."""
+    doc = load(path)
+    if doc["dry_run"]:
+        problem = "드라이 런 결과는 results/에 둘 수 없습니다(숫자가 아니라 흐름 확인용입니다)"
+        raise ResultsError(path, "dry_run", problem)
+    return doc
+
+
 def _slug(text: str) -> str:
     return re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")[:80] or "unknown"
 
@@ -208,7 +218,7 @@ def main(argv: list[str]) -> int:
     failed = 0
     for name in argv:
         try:
-            load(Path(name))
+            load_published(Path(name))
         except ResultsError as error:
             print(_printable(str(error)), file=sys.stderr)
             failed += 1

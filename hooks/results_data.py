@@ -13,7 +13,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from benchmarks import analysis, provenance, results_file
-from benchmarks.schema import ResultsError
 from guide import registry
 
 
@@ -49,10 +48,7 @@ class Device:
 
 
 def load_device(path: Path) -> Device:
-    doc = results_file.load(path)
-    if doc["dry_run"]:
-        problem = "드라이 런 결과는 results/에 둘 수 없습니다(숫자가 아니라 흐름 확인용입니다)"
-        raise ResultsError(path, "dry_run", problem)
+    doc = results_file.load_published(path)
     return Device(path, doc, analysis.analyze(doc))
 
 

@@ -1,14 +1,35 @@
-"""benchmarks/results_file.py의 테스트: 결과 파일의 검증, 원자적 쓰기, 오래된 결과 찾기."""
+"""benchmarks/results_file.py와 benchmarks/schema.py의 테스트: 결과 파일(스키마 3)의 검증, 읽기,
+원자적 쓰기, 파일 이름, 검증 명령.
 
+결과 파일은 다른 컴퓨터에서 오는 바깥 데이터입니다(이슈 21). 나쁜 파일마다 검증 명령
+(`python -m benchmarks.results_file`)과 빌드의 읽기(hooks/results_data.load_devices)가 같은 파일을
+똑같이 거절하는지 봅니다(P12). 읽기가 멈추지 않는 입력(링크, FIFO, 큰 문자열)은 시간 한도 안에서
+끝나야 합니다: 멈추면 실패입니다.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
 import json
 import os
-import shutil
+import signal
+import subprocess
+import sys
 
 import pytest
 
-from benchmarks import results_file
+from benchmarks import results_file, schema
 from benchmarks.results_file import ResultsError
-from tests.results_sample import SAMPLE_NAME, sample_document, write
+from hooks import results_data
+from tests.results_sample import (
+    CPU_DEVICE,
+    GPU_DEVICE,
+    SAMPLE_NAME,
+    cpu_document,
+    sample_document,
+    write,
+)
 from tests.site_build import ROOT
 
 
@@ -17,69 +38,200 @@ def doc():
     return sample_document(ROOT)
 
 
-def test_sample_document_is_valid_and_survives_a_round_trip(tmp_path, doc):
-    path = tmp_path / SAMPLE_NAME
-    results_file.write_atomically(path, doc)
-    assert results_file.load(path) == doc
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """이 안의 일이 seconds 안에 끝나지 않으면 실패합니다(기다리지 않고 TimeoutError)."""
+
+    def stop(signum, frame):
+        raise TimeoutError(f"{seconds}초 안에 끝나지 않았습니다")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
 
 
-def test_published_results_are_valid():
-    # 결과 파일은 다시 재서 발행하는 중일 수 있습니다. 있는 파일은 모두 읽을 수 있어야 합니다.
+def test_sample_documents_are_valid_and_survive_a_round_trip(tmp_path, doc):
+    for sample in (doc, cpu_document(ROOT)):
+        path = tmp_path / results_file.file_name(sample)
+        results_file.write_atomically(path, sample)
+        assert results_file.load(path) == sample
+
+
+def test_published_results_exist_and_are_valid():
+    # P8: 빈 results/는 확인할 것이 없는 상태가 아니라 잘못된 상태입니다(CI도 같은 이유로 실패).
     files = results_file.published_files(ROOT)
+    assert files, "results/에 결과 파일이 하나도 없습니다"
     for path in files:
-        assert results_file.load(path)["dry_run"] is False
+        assert results_data.load_device(path).doc["dry_run"] is False
 
 
-def break_field(doc, field):
-    """ "benchmarks.0.median_s" 같은 경로의 값을 지웁니다."""
-    *parents, last = field.split(".")
-    target = doc
-    for part in parents:
-        target = target[int(part)] if part.isdigit() else target[part]
-    del target[int(last) if last.isdigit() else last]
+def tip4(doc, index=0):
+    return doc["pages"]["tip4"]["benchmarks"][index]
 
 
-@pytest.mark.parametrize(
-    ("change", "field"),
-    [
-        (lambda d: break_field(d, "benchmarks.0.median_s"), "benchmarks[0].median_s"),
-        (lambda d: break_field(d, "environment.torch"), "environment.torch"),
-        (lambda d: d["benchmarks"][1].update(median_s="빠름"), "benchmarks[1].median_s"),
-        (lambda d: d["benchmarks"][2]["metrics"].update(speed=1.0), "benchmarks[2].metrics.speed"),
-        (lambda d: d["environment"].update(cores=4), "environment.cores"),
-        (lambda d: d["benchmarks"][0].update(role="slow"), "benchmarks[0].role"),
-        (lambda d: d["benchmarks"][0].update(fingerprint="abc"), "benchmarks[0].fingerprint"),
-        (lambda d: d.update(schema_version=1), "schema_version"),
-        (lambda d: d["not_measured"][0].update(reason=""), "not_measured[0].reason"),
-        (
-            lambda d: d["benchmarks"][0].update(ceiling="tip4.rand-on-device"),
-            "benchmarks[0].ceiling",
-        ),
-        (
-            lambda d: d["benchmarks"][1].update(key="rand-copy", id="tip4.rand-copy"),
-            "benchmarks[1].id",
-        ),  # fmt: skip
-        # 바깥 데이터의 한계: 너무 큰 값, 너무 긴 글자, 제어 문자, 열쇠에 들어갈 수 없는 글자
-        (lambda d: d["benchmarks"][0].update(median_s=1e308), "benchmarks[0].median_s"),
-        (
-            lambda d: d["benchmarks"][0]["metrics"].update(gb_per_s=1e300),
-            "benchmarks[0].metrics.gb_per_s",
-        ),  # fmt: skip
-        (lambda d: d["environment"].update(device_name="G" * 500), "environment.device_name"),
-        (lambda d: d["environment"].update(driver="1\x1b[31m"), "environment.driver"),
-        (lambda d: d["benchmarks"][0].update(variant="<script>"), "benchmarks[0].variant"),
-        (lambda d: d["benchmarks"][0].update(group="a`b"), "benchmarks[0].group"),
-        (lambda d: d["benchmarks"][0]["params"].update(mib="<b>"), "benchmarks[0].params.mib"),
-        (lambda d: d["benchmarks"][0].update(median_s=None), "benchmarks[0].median_s"),
-    ],
-)
-def test_a_broken_file_names_the_file_and_the_field(tmp_path, doc, change, field):
+def remove(mapping, name):
+    del mapping[name]
+
+
+def a_sweep(doc) -> dict:
+    """형식은 맞는 스윕 하나(이름만 레지스트리에 없게 씁니다)."""
+    code = ("date", "commit", "dirty", "snippet_sha256", "benchmark_sha256")
+    measured = {name: doc["pages"]["tip4"]["measured"][name] for name in code}
+    ratio = {"median": 1.2, "low": 1.1, "high": 1.3, "confidence": 0.961}
+    point = {"x": 64, "rounds": 9, "seed": 1, "params": {}, "baseline_s": 0.2, "variant_s": 0.1,
+             "ratio": ratio, "metrics": {"baseline": {}, "variant": {}}}  # fmt: skip
+    return {"measured": measured, "points": [point]}
+
+
+# (바꾸기, 짚어야 하는 항목). 모두 검증기에서 걸립니다.
+BROKEN = {
+    "missing-median": (lambda d: remove(tip4(d), "median_s"), "pages.tip4.benchmarks[0].median_s"),
+    "missing-torch": (lambda d: remove(d["device"], "torch"), "device.torch"),
+    "text-median": (lambda d: tip4(d, 1).update(median_s="빠름"),
+                    "pages.tip4.benchmarks[1].median_s"),
+    "unknown-metric": (lambda d: tip4(d, 2)["metrics"].update(speed=1.0),
+                       "pages.tip4.benchmarks[2].metrics.speed"),
+    "unknown-device-field": (lambda d: d["device"].update(cores=4), "device.cores"),
+    "unknown-role": (lambda d: tip4(d).update(role="slow"), "pages.tip4.benchmarks[0].role"),
+    "short-sha": (lambda d: d["pages"]["tip4"]["measured"].update(snippet_sha256="abc"),
+                  "pages.tip4.measured.snippet_sha256"),
+    "empty-reason": (lambda d: d["pages"]["tip5"]["not_measured"][0].update(reason=""),
+                     "pages.tip5.not_measured[0].reason"),
+    "ceiling-not-a-ceiling": (lambda d: tip4(d).update(ceiling="rand-create-on-device"),
+                              "pages.tip4.benchmarks[0].ceiling"),
+    "duplicate-key": (lambda d: tip4(d, 1).update(key="rand-create-then-copy"),
+                      "pages.tip4.benchmarks[1].key"),
+    "huge-median": (lambda d: tip4(d).update(median_s=1e308), "pages.tip4.benchmarks[0].median_s"),
+    "huge-metric": (lambda d: tip4(d)["metrics"].update(gb_per_s=1e300),
+                    "pages.tip4.benchmarks[0].metrics.gb_per_s"),
+    "long-name": (lambda d: d["device"].update(name="G" * 500), "device.name"),
+    "escape-in-driver": (lambda d: d["pages"]["tip4"]["measured"].update(driver="1\x1b[31m"),
+                         "pages.tip4.measured.driver"),
+    "markup-variant": (lambda d: tip4(d).update(variant="<script>"),
+                       "pages.tip4.benchmarks[0].variant"),
+    "backtick-group": (lambda d: tip4(d).update(group="a`b"), "pages.tip4.benchmarks[0].group"),
+    "markup-param": (lambda d: tip4(d)["params"].update(mib="<b>"),
+                     "pages.tip4.benchmarks[0].params.mib"),
+    "timed-without-median": (lambda d: tip4(d).update(median_s=None),
+                             "pages.tip4.benchmarks[0].median_s"),
+    # 이슈 21: 검증기를 지나 빌드를 멈추게 하던 값들
+    "subnormal-median": (lambda d: tip4(d).update(median_s=5e-324),
+                         "pages.tip4.benchmarks[0].median_s"),
+    "infinite-speedup": (lambda d: tip4(d, 1)["ratio"].update(median=1e7, high=1e7),
+                         "pages.tip4.benchmarks[1].ratio.median"),
+    "zero-ratio": (lambda d: tip4(d, 1)["ratio"].update(low=0.0),
+                   "pages.tip4.benchmarks[1].ratio.low"),
+    "text-param": (lambda d: tip4(d)["params"].update(mib="64"),
+                   "pages.tip4.benchmarks[0].params.mib"),
+    "computed-baseline": (lambda d: tip4(d).update(computed=True, median_s=None, iqr_s=None,
+                                                   rounds=0, ratio=None),
+                          "pages.tip4.benchmarks[0].computed"),
+    "zero-rounds": (lambda d: tip4(d).update(rounds=0), "pages.tip4.benchmarks[0].rounds"),
+    "interval-out-of-order": (lambda d: tip4(d, 1)["ratio"].update(low=3.0),
+                              "pages.tip4.benchmarks[1].ratio"),
+    "ratio-without-baseline": (lambda d: tip4(d, 2).update(ratio=tip4(d, 1)["ratio"]),
+                               "pages.tip4.benchmarks[2].ratio"),
+    "compared-without-ratio": (lambda d: tip4(d, 1).update(ratio=None),
+                               "pages.tip4.benchmarks[1].ratio"),
+    "homoglyph-name": (lambda d: d["device"].update(name="Test GPU 9000".replace("T", "\u0422")),
+                       "device.name"),
+    "zero-width-name": (lambda d: d["device"].update(name="Test GPU\u200b 9000"), "device.name"),
+    "bidi-cpu-model": (lambda d: d["device"].update(cpu_model="\u202eUPC tseT"),
+                       "device.cpu_model"),
+    "bidi-reason": (lambda d: d["pages"]["tip5"]["not_measured"][0].update(reason="\u2067x"),
+                    "pages.tip5.not_measured[0].reason"),
+    "newline-after-commit": (lambda d: d["pages"]["tip4"]["measured"].update(
+        commit="abcdef0123" + "4" * 30 + "\n"), "pages.tip4.measured.commit"),
+    "newline-after-key": (lambda d: tip4(d, 2).update(key="device-copy\n"),
+                          "pages.tip4.benchmarks[2].key"),
+    "arabic-digits-in-date": (lambda d: d["pages"]["tip4"]["measured"].update(
+        date="\u0662\u0660\u0663\u0661-04-05T06:07:08Z"), "pages.tip4.measured.date"),
+    "fullwidth-digits-in-cores": (lambda d: d["device"].update(usable_cores="\uff11\uff16"),
+                                  "device.usable_cores"),
+    "impossible-date": (lambda d: d["pages"]["tip4"]["measured"].update(
+        date="2026-13-45T06:07:08Z"), "pages.tip4.measured.date"),
+    # 오래된 결과를 숨기는 길: 항목이 스니펫 경로를 스스로 댈 수 없습니다(레지스트리가 정합니다).
+    "own-snippet-path": (lambda d: tip4(d).update(snippet="snippets/tip3_avoid_syncs.py"),
+                         "pages.tip4.benchmarks[0].snippet"),
+    "own-fingerprint": (lambda d: d["pages"]["tip4"]["measured"].update(snippet="x.py"),
+                        "pages.tip4.measured.snippet"),
+    # 레지스트리(P12)
+    "unknown-page": (lambda d: d["pages"].update({"no-such-page": d["pages"]["tip5"]}),
+                     "pages.no-such-page"),
+    "unknown-group": (lambda d: tip4(d).update(group="no-such-group"),
+                      "pages.tip4.benchmarks[0]"),
+    "unknown-variant": (lambda d: tip4(d).update(variant="no-such-variant"),
+                        "pages.tip4.benchmarks[0]"),
+    "unknown-not-measured-group": (lambda d: d["pages"]["tip5"]["not_measured"][0].update(
+        group="no-such-group"), "pages.tip5.not_measured[0].group"),
+    "unknown-group-info": (lambda d: d["pages"]["tip4"]["groups"].update(
+        {"no-such-group": d["pages"]["tip4"]["groups"]["rand"]}),
+        "pages.tip4.groups.no-such-group"),
+    "unknown-sweep": (lambda d: d["pages"]["tip4"]["sweeps"].update(
+        {"no-such-sweep": a_sweep(d)}), "pages.tip4.sweeps.no-such-sweep"),
+    "old-schema": (lambda d: d.update(schema_version=2), "schema_version"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", BROKEN)
+def test_a_broken_file_names_the_file_and_the_field(tmp_path, doc, case):
+    change, field = BROKEN[case]
     change(doc)
-    path = write(tmp_path / "results" / SAMPLE_NAME, doc)
+    path = write(tmp_path / SAMPLE_NAME, doc)
     with pytest.raises(ResultsError) as caught:
         results_file.load(path)
     assert caught.value.field == field
     assert str(path) in str(caught.value) and field in str(caught.value)
+
+
+@pytest.mark.parametrize("name", schema.TEXT_PARAMS)
+def test_text_is_accepted_only_in_the_text_params(tmp_path, doc, name):
+    tip4(doc)["params"][name] = "bfloat16"
+    results_file.load(write(tmp_path / SAMPLE_NAME, doc))
+
+
+def test_the_validator_and_the_build_refuse_the_same_files(tmp_path, doc, capsys):
+    """P12: 나쁜 파일마다 검증 명령은 종료 코드 1, 빌드의 읽기는 같은 항목을 짚는 ResultsError."""
+    disagreements = []
+    for number, (case, (change, field)) in enumerate(BROKEN.items()):
+        broken = copy.deepcopy(doc)
+        change(broken)
+        path = write(tmp_path / f"project-{number}" / "results" / SAMPLE_NAME, broken)
+        command = results_file.main([str(path)])
+        printed = capsys.readouterr()
+        try:
+            results_data.load_devices(path.parents[1])
+            build = None
+        except ResultsError as error:
+            build = error.field
+        if command != 1 or build != field or str(path) not in printed.err or "통과" in printed.out:
+            disagreements.append((case, command, build))
+    assert disagreements == []
+
+
+def test_the_validator_and_the_build_accept_the_same_good_files(tmp_path, doc, capsys):
+    folder = tmp_path / "results"
+    for sample in (doc, cpu_document(ROOT)):
+        results_file.write_atomically(folder / results_file.file_name(sample), sample)
+    assert results_file.main([str(p) for p in sorted(folder.iterdir())]) == 0
+    assert capsys.readouterr().out.count("통과") == 2
+    assert [d.title for d in results_data.load_devices(tmp_path)] == [
+        "Test GPU 9000 (700 W)",
+        "CPU 4코어 (Test CPU)",
+    ]
+
+
+def test_a_dry_run_file_is_refused_by_the_validator_and_the_build(tmp_path, doc, capsys):
+    doc["dry_run"] = True
+    path = write(tmp_path / "results" / f"dry-run-{SAMPLE_NAME}", doc)
+    assert results_file.main([str(path)]) == 1
+    assert "드라이 런 결과는 results/에 둘 수 없습니다" in capsys.readouterr().err
+    with pytest.raises(ResultsError, match="드라이 런"):
+        results_data.load_devices(tmp_path)
 
 
 @pytest.mark.parametrize("constant", ["NaN", "Infinity", "-Infinity"])
@@ -91,14 +243,23 @@ def test_non_finite_numbers_are_refused_naming_the_field(tmp_path, doc, constant
     path.write_text(text, encoding="utf-8")
     with pytest.raises(ResultsError, match="유한한 숫자가 아닙니다") as caught:
         results_file.load(path)
-    assert caught.value.field == "benchmarks[0].median_s"
+    assert caught.value.field == "pages.tip4.benchmarks[0].median_s"
 
 
 def test_non_finite_numbers_are_never_written(tmp_path, doc):
-    doc["benchmarks"][0]["metrics"]["gb_per_s"] = float("nan")
-    with pytest.raises(ResultsError, match="benchmarks\\[0\\].metrics.gb_per_s"):
+    tip4(doc)["metrics"]["gb_per_s"] = float("nan")
+    with pytest.raises(ResultsError, match=r"pages\.tip4\.benchmarks\[0\]\.metrics\.gb_per_s"):
         results_file.write_atomically(tmp_path / SAMPLE_NAME, doc)
     assert list(tmp_path.iterdir()) == []
+
+
+def test_duplicate_keys_are_refused_instead_of_taking_the_last(tmp_path, doc):
+    text = json.dumps(doc, ensure_ascii=False)
+    text = text.replace('"dry_run": false', '"dry_run": false, "dry_run": false', 1)
+    path = tmp_path / SAMPLE_NAME
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(ResultsError, match="같은 이름의 항목 'dry_run'이 두 번 나옵니다"):
+        results_file.load(path)
 
 
 def test_a_file_that_is_not_utf8_is_one_korean_error(tmp_path, doc):
@@ -108,34 +269,121 @@ def test_a_file_that_is_not_utf8_is_one_korean_error(tmp_path, doc):
         results_file.load(path)
 
 
-def test_a_deeply_nested_file_is_refused_before_parsing(tmp_path):
+def test_a_file_that_is_not_json_names_the_line(tmp_path):
     path = tmp_path / SAMPLE_NAME
-    path.write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
-    with pytest.raises(ResultsError, match="중첩이"):
+    path.write_text('{\n "schema_version": 3,\n oops\n}\n', encoding="utf-8")
+    with pytest.raises(ResultsError, match=r"의 3번째 줄: JSON으로 읽을 수 없습니다"):
         results_file.load(path)
 
 
-def test_a_file_named_for_another_device_is_refused(tmp_path, doc):
-    doc["environment"].update(device_kind="cpu", device_name="Test CPU", device_count=0,
-                              driver=None, cuda=None, cudnn=None)  # fmt: skip
-    path = write(tmp_path / "nvidia-h200.json", doc)
-    with pytest.raises(ResultsError, match="cpu-test-16cores.json") as caught:
+@pytest.mark.parametrize("depth", [100_000, results_file.MAX_DEPTH + 1])
+def test_a_deeply_nested_file_is_refused(tmp_path, depth):
+    path = tmp_path / SAMPLE_NAME
+    path.write_text("[" * depth + "]" * depth, encoding="utf-8")
+    with deadline(20), pytest.raises(ResultsError, match="중첩이"):
+        results_file.load(path)
+
+
+@pytest.mark.parametrize("size", [80_000, results_file.MAX_BYTES - 100])
+def test_a_string_of_escaped_quotes_parses_in_bounded_time(tmp_path, size):
+    # 예전의 깊이 검사(정규식)는 80 KB에서 43초, 5 MB에서 47시간 걸렸습니다.
+    body = '\\"' * (size // 2)
+    path = tmp_path / SAMPLE_NAME
+    path.write_text('{"schema_version": 3, "x": "' + body + '"}', encoding="utf-8")
+    assert path.stat().st_size <= results_file.MAX_BYTES
+    with deadline(20), pytest.raises(ResultsError, match="형식에 없는 항목입니다|필수 항목"):
+        results_file.load(path)
+
+
+def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path):
+    path = tmp_path / SAMPLE_NAME
+    path.write_bytes(b" " * (results_file.MAX_BYTES + 1))
+    with deadline(20), pytest.raises(ResultsError, match="5 MB보다 큽니다"):
+        results_file.load(path)
+
+
+def not_a_regular_file(kind, folder, outside):
+    path = folder / SAMPLE_NAME
+    if kind == "fifo":
+        os.mkfifo(path)
+    elif kind == "directory":
+        path.mkdir()
+    elif kind == "outside":
+        os.symlink(outside, path)
+    else:
+        os.symlink(kind, path)
+    return path
+
+
+@pytest.mark.parametrize("kind", ["/dev/zero", "/dev/stdin", "fifo", "directory", "outside"])
+def test_links_fifos_and_folders_are_refused_without_reading(tmp_path, doc, kind):
+    outside = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)  # 읽으면 통과할 파일입니다
+    folder = tmp_path / "project" / "results"
+    folder.mkdir(parents=True)
+    path = not_a_regular_file(kind, folder, outside)
+    with deadline(10):
+        with pytest.raises(ResultsError, match="보통 파일이 아닙니다") as caught:
+            results_file.load(path)
+        assert caught.value.field == "(파일)"
+        with pytest.raises(ResultsError, match="보통 파일이 아닙니다"):
+            results_data.load_devices(tmp_path / "project")
+
+
+def test_a_results_folder_that_is_a_link_has_no_results(tmp_path, doc):
+    write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)
+    os.symlink(tmp_path / "elsewhere", tmp_path / "results")
+    assert results_file.published_files(tmp_path) == []
+
+
+def test_a_file_named_for_another_device_is_refused(tmp_path):
+    path = write(tmp_path / SAMPLE_NAME, cpu_document(ROOT))
+    with pytest.raises(ResultsError, match="cpu-test-4cores.json") as caught:
         results_file.load(path)
     assert caught.value.field == "(파일 이름)"
 
 
-def test_a_file_that_is_not_json_names_the_line(tmp_path):
-    path = tmp_path / SAMPLE_NAME
-    path.write_text('{\n "schema_version": 2,\n oops\n}\n', encoding="utf-8")
-    with pytest.raises(ResultsError, match=r"의 3번째 줄: JSON으로 읽을 수 없습니다"):
-        results_file.load(path)
+@pytest.mark.parametrize(
+    ("device", "name"),
+    [
+        ({"name": "NVIDIA H200", "power_limit_w": 700.0, "count": 1}, "nvidia-h200-700w-1gpu"),
+        ({"name": "NVIDIA H200", "power_limit_w": 700.0, "count": 8}, "nvidia-h200-700w-8gpu"),
+        ({"name": "NVIDIA H200", "power_limit_w": 600.0, "count": 1}, "nvidia-h200-600w-1gpu"),
+        ({"name": "NVIDIA H200", "power_limit_w": None, "count": 1}, "nvidia-h200-1gpu"),
+        ({"name": "NVIDIA A100-SXM4-80GB", "power_limit_w": 400.0, "count": 1},
+         "nvidia-a100-sxm4-80gb-400w-1gpu"),
+        ({"kind": "cpu", "cpu_model": "AMD EPYC (family 25, model 17)", "usable_cores": 2},
+         "cpu-amd-epyc-family-25-model-17-2cores"),
+        ({"kind": "cpu", "cpu_model": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz",
+          "usable_cores": 16}, "cpu-intel-xeon-platinum-8370c-16cores"),
+    ],
+)  # fmt: skip
+def test_the_file_name_tells_gpu_count_and_power_limit_apart(device, name):
+    base = CPU_DEVICE if device.get("kind") == "cpu" else GPU_DEVICE
+    assert results_file.results_name(base | device) == name
+
+
+def test_a_dry_run_file_name_says_so():
+    doc = sample_document(ROOT) | {"dry_run": True}
+    assert results_file.file_name(doc) == f"dry-run-{SAMPLE_NAME}"
+
+
+def test_an_eight_gpu_run_does_not_overwrite_the_one_gpu_file(tmp_path, doc):
+    eight = copy.deepcopy(doc)
+    eight["device"]["count"] = 8
+    for each in (doc, eight):
+        results_file.write_atomically(tmp_path / "results" / results_file.file_name(each), each)
+    devices = results_data.load_devices(tmp_path)
+    assert sorted(d.title for d in devices) == [
+        "Test GPU 9000 (700 W)",
+        "Test GPU 9000 (700 W) × 8",
+    ]
 
 
 def test_an_invalid_document_is_never_written(tmp_path, doc):
     path = write(tmp_path / SAMPLE_NAME, sample_document(ROOT))
     before = path.read_bytes()
-    del doc["environment"]
-    with pytest.raises(ResultsError, match="environment"):
+    del doc["device"]
+    with pytest.raises(ResultsError, match="device"):
         results_file.write_atomically(path, doc)
     assert path.read_bytes() == before
 
@@ -144,7 +392,7 @@ def test_an_invalid_document_is_never_written(tmp_path, doc):
 def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path, doc, monkeypatch, interruption):
     path = write(tmp_path / SAMPLE_NAME, sample_document(ROOT))
     before = path.read_bytes()
-    doc["environment"]["torch"] = "3.0.0"
+    doc["device"]["torch"] = "3.0.0"
 
     def interrupted_replace(source, target):
         raise interruption
@@ -158,45 +406,59 @@ def test_an_interrupted_write_leaves_the_old_file_intact(tmp_path, doc, monkeypa
 
 def test_a_finished_write_replaces_the_whole_file_and_is_world_readable(tmp_path, doc):
     path = write(tmp_path / SAMPLE_NAME, sample_document(ROOT))
-    doc["benchmarks"] = doc["benchmarks"][:3]
+    del doc["pages"]["tip3"]
     results_file.write_atomically(path, doc)
-    assert len(json.loads(path.read_text(encoding="utf-8"))["benchmarks"]) == 3
+    assert list(json.loads(path.read_text(encoding="utf-8"))["pages"]) == ["tip4", "tip5"]
     assert path.stat().st_mode & 0o777 == 0o644
 
 
 def test_leftover_temp_files_are_never_read_as_results(tmp_path, doc):
     write(tmp_path / "results" / SAMPLE_NAME, doc)
-    (tmp_path / "results" / f".{SAMPLE_NAME}.abc123.tmp").write_text("{", encoding="utf-8")
+    # SIGKILL로 멈춘 쓰기가 남긴 임시 파일(write_atomically의 이름 규칙)
+    (tmp_path / "results" / f".{SAMPLE_NAME}.k3j9x2.tmp").write_text("{", encoding="utf-8")
+    (tmp_path / "results" / f".{SAMPLE_NAME}").write_text("{", encoding="utf-8")
     assert [p.name for p in results_file.published_files(tmp_path)] == [SAMPLE_NAME]
+    assert len(results_data.load_devices(tmp_path)) == 1
 
 
 def test_no_results_folder_means_no_results(tmp_path):
     assert results_file.published_files(tmp_path) == []
 
 
-def copy_code(destination):
-    for name in ("snippets", "benchmarks"):
-        shutil.copytree(
-            ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
-        )
+def run_command(*args) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "benchmarks.results_file", *args],
+        cwd=ROOT, capture_output=True, text=True, timeout=60,
+    )  # fmt: skip
 
 
-def test_stale_pages_cover_the_snippet_and_the_benchmark(tmp_path, doc):
-    copy_code(tmp_path)
-    assert results_file.stale_pages(doc, tmp_path) == {}
-    bench = tmp_path / "benchmarks" / "bench_tip3_avoid_syncs.py"
-    bench.write_text(bench.read_text(encoding="utf-8") + "\n# 크기를 바꿈\n", encoding="utf-8")
-    assert set(results_file.stale_pages(doc, tmp_path)) == {"tip3"}
-    (tmp_path / "snippets" / "tip4_create_on_device.py").unlink()
-    stale = results_file.stale_pages(doc, tmp_path)
-    assert stale["tip4"] == {"snippets/tip4_create_on_device.py": "없음"}
-    assert stale["tip3"]["benchmarks/bench_tip3_avoid_syncs.py"] == "바뀜"
-
-
-def test_the_command_line_validates_files_in_korean(tmp_path, doc, capsys):
+def test_the_command_line_validates_files_in_korean(tmp_path, doc):
     good = write(tmp_path / SAMPLE_NAME, doc)
-    bad = write(tmp_path / "nvidia-h200.json", doc)
-    assert results_file.main([str(good)]) == 0
-    assert results_file.main([str(good), str(bad)]) == 1
-    captured = capsys.readouterr()
-    assert "통과" in captured.out and "(파일 이름)" in captured.err
+    bad = write(tmp_path / "nvidia-h200-700w-1gpu.json", doc)
+    result = run_command(str(good), str(bad))
+    assert result.returncode == 1
+    assert f"통과: {good}" in result.stdout and "nvidia-h200" not in result.stdout
+    assert f"{bad}의 (파일 이름): device에 맞는 이름은 {SAMPLE_NAME}입니다" in result.stderr
+
+
+@pytest.mark.parametrize("flag", ["--help", "-h"])
+def test_help_prints_korean_usage_and_exits_zero(flag):
+    result = run_command(flag)
+    assert result.returncode == 0
+    assert "사용법: python -m benchmarks.results_file" in result.stderr + result.stdout
+    assert "읽을 수 없습니다" not in result.stderr  # --help를 파일 이름으로 읽지 않았습니다
+
+
+def test_no_arguments_or_an_unknown_option_is_a_usage_error(capsys):
+    assert results_file.main([]) == 2
+    assert results_file.main(["--frobnicate"]) == 2
+    assert capsys.readouterr().err.count("사용법") == 2
+
+
+def test_escape_codes_in_file_names_are_printed_escaped(tmp_path, capsys):
+    path = tmp_path / "evil\x1b[2J\x1b]0;owned\x07.json"
+    path.write_text("{}", encoding="utf-8")
+    assert results_file.main([str(path)]) == 1
+    err = capsys.readouterr().err
+    assert "\x1b" not in err and "\x07" not in err
+    assert "evil\\x1b[2J\\x1b]0;owned\\x07.json" in err
