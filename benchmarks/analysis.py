@@ -179,6 +179,13 @@ class Group:
         return self.with_role("recommended")
 
     @property
+    def headline(self) -> Row | None:
+        """묶음을 대표하는 줄: 권장 방식, 없으면(시간을 내주는 기법) 비율이 있는 마지막 줄."""
+        if self.recommended:
+            return self.recommended
+        return next((row for row in reversed(self.rows) if row.ratio), None)
+
+    @property
     def costliest(self) -> Row | None:
         """구간 전체가 기준보다 느린 변형 가운데 가장 느린 것(도구를 켠 비용 묶음)."""
         slower = [row for row in self.rows if row.verdict == "slower"]

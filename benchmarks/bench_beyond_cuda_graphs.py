@@ -22,7 +22,7 @@ NO_CUDA_GRAPHS_ON_CPU = (
     "재생하는 기능이라 CPU에는 없습니다."
 )
 
-# 변형 → (역할, 모델로 실행할 함수를 만드는 방법). 만드는 데 든 시간(컴파일, 기록)을 한 번의 비용으로 남깁니다.
+# 변형 → (역할, 실행할 함수를 만드는 방법). 만드는 데 든 시간(컴파일, 기록)이 한 번의 비용입니다.
 VARIANTS = {
     "eager": ("baseline", lambda model, x: model),
     "compile-default": ("other", lambda model, x: cg.compile_default(model)),

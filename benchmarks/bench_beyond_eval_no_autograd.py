@@ -71,7 +71,8 @@ def saved_activation_mib(fn, *args):
 @pytest.mark.measures("eval")
 def test_eval(compare, bench_device, size_key):
     config = SIZES[size_key]["eval"]
-    group = compare("eval", params={"batch_size": config["batch_size"], "batches": config["batches"]},
+    params = {"batch_size": config["batch_size"], "batches": config["batches"]}
+    group = compare("eval", params=params,
                     per_call={"samples": config["batches"] * config["batch_size"]})  # fmt: skip
     for variant, (fn, role) in EVAL_VARIANTS.items():
         model, batches = setup(config, bench_device)

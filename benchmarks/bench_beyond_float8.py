@@ -65,7 +65,8 @@ def test_step(compare, bench_device, size_key, size):
         torch.cuda.synchronize()
         group.add(variant, f8.train_step, model, optimizer, x, key=f"{size}-{variant}", role=role,
                   per_call={"flops": flops, "tokens": config["tokens"], "steps": 1},
-                  metrics={"compile_s": time.perf_counter() - started}, ceiling="matmul-bf16")  # fmt: skip
+                  metrics={"compile_s": time.perf_counter() - started},
+                  ceiling="matmul-bf16")  # fmt: skip
     for loss in group.run().values():
         assert torch.isfinite(loss)
     torch._dynamo.reset()  # 다음 크기의 컴파일이 앞의 캐시와 섞이지 않게 합니다.

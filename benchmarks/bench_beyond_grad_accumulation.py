@@ -16,6 +16,7 @@ DDP 프로세스는 한 번만 띄워 두고 파이프로 "스텝 하나"를 시
 """
 
 import multiprocessing
+import socket
 import sys
 
 import pytest
@@ -107,6 +108,13 @@ def test_accumulation(compare, bench_device, size_key):
 # --- DDP: 프로세스 2개를 한 번 띄워 두고 스텝을 시킵니다 --------------------------------------
 
 
+def find_free_port():
+    """이 컴퓨터에서 비어 있는 TCP 포트 번호(프로세스 묶음의 랑데부 주소)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def pool_worker(rank, world_size, init_method, size, conn):
     """순위 하나: 명령을 받아 같은 누적 스텝을 돌립니다. 두 순위가 같은 명령을 받습니다."""
     torch.set_num_threads(1)  # 2코어에서 프로세스마다 코어 하나
@@ -149,7 +157,7 @@ class DDPPool:
 
     def __init__(self, size, world_size=WORLD_SIZE):
         context = multiprocessing.get_context(START_METHOD)
-        init_method = f"tcp://127.0.0.1:{ga.find_free_port()}"
+        init_method = f"tcp://127.0.0.1:{find_free_port()}"
         self.conns, self.processes = [], []
         for rank in range(world_size):
             parent, child = context.Pipe()

@@ -25,6 +25,13 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 # 천장 행렬 곱의 크기 n(n×n @ n×n).
 MATMUL_SIZES = {"cuda": 8192, "cpu": 1024, "quick": 64}
 
+def attention_flops(batch, heads, seq_len, head_dim):
+    """순전파+역전파의 행렬 곱 연산 수. 인과 마스크로 건너뛰는 절반도 셉니다(FlopCounterMode와
+    같은 값인지 tests/test_beyond_sdpa.py가 확인합니다): 순전파는 QKᵀ와 (점수)V 두 번의 곱(각
+    2·B·H·T²·D), 역전파는 그 두 배입니다."""
+    return 3 * 4 * batch * heads * seq_len**2 * head_dim
+
+
 # 변형 key → (어텐션 함수, 역할)
 VARIANTS = {
     "by-hand": (sdpa.attention_by_hand, "baseline"),
@@ -40,7 +47,7 @@ def test_attention(compare, bench_device, size_key):
     dtype_name = size.pop("dtype")
     q, k, v, grad_out = sdpa.make_inputs(bench_device, **size, dtype=DTYPES[dtype_name])
     group = compare("fwd-bwd", params={**size, "dtype": dtype_name},
-                    per_call={"flops": sdpa.attention_flops(**size)})  # fmt: skip
+                    per_call={"flops": attention_flops(**size)})  # fmt: skip
     for name, (attention, role) in VARIANTS.items():
         # 각 SDPA가 실제로 고른 커널은 시간 밖에서 한 번 확인해 이름에 넣습니다.
         kernel = {} if name == "by-hand" else {"kernel": sdpa.kernel_used(attention, q, k, v)}

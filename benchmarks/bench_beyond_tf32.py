@@ -66,3 +66,25 @@ def test_bf16_matmul_ceiling(compare, bench_device, size_key):
     group = compare("ceiling")
     ceilings.add_matmul(group, "matmul-bf16", SIZES[size_key]["n"], torch.bfloat16, bench_device)
     group.run()
+
+
+# CPU의 짝(PyTorch 2.9부터): oneDNN이 fp32 행렬 곱을 속으로 bf16으로 계산합니다. bf16 명령
+# (AVX512-BF16, AMX)이 있는 CPU에서만 뜻이 있습니다. 크기는 2048²(연산 17 GFLOP, CPU에서 수십 ms).
+CPU_MATMUL_N = {"quick": 64, "cpu": 2048, "cuda": 2048}
+NO_CPU_BF16 = (
+    "이 CPU에는 bf16 행렬 곱 명령(AVX512-BF16, AMX)이 없어 fp32_precision=\"bf16\"이 바꾸는 것이 "
+    "없습니다. 이 CPU에서는 바뀌는 것 없음입니다."
+)
+
+
+@pytest.mark.measures("cpu-bf16")
+def test_cpu_bf16_matmul(compare, size_key):
+    if size_key != "quick" and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip(NO_CPU_BF16)
+    n = CPU_MATMUL_N[size_key]
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    group = compare("cpu-bf16", params={"n": n}, per_call={"flops": 2 * n**3})
+    group.add("cpu-ieee", bt.matmul_cpu_ieee, a, b, role="baseline")
+    group.add("cpu-bf16", bt.matmul_cpu_bf16, a, b, role="recommended")
+    for product in group.run().values():
+        assert product.shape == (n, n)

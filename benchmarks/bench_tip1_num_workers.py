@@ -92,7 +92,8 @@ def test_throughput(compare, size_key):
     before = set(multiprocessing.active_children())
     dataset, batch_size = make_dataset(quick)
     count = batches_per_call(quick)
-    group = compare("throughput", params={"batch_size": batch_size, "cores": CORES, "batches": count},
+    params = {"batch_size": batch_size, "cores": CORES, "batches": count}
+    group = compare("throughput", params=params,
                     per_call={"samples": count * batch_size})  # fmt: skip
     loaders = {}
     try:
@@ -174,7 +175,8 @@ def test_work_sweep(sweep, size_key):
         loaders = [iter(build_loader(dataset, n, 4 if quick else 32)) for n in (0, FAST_WORKERS)]
         for batches, workers in zip(loaders, (0, FAST_WORKERS), strict=True):
             next_batches(batches, max(1, workers))  # 워커를 띄우고 첫 배치들을 버립니다.
-        samples = run.point(image, (next_batches, loaders[0], count), (next_batches, loaders[1], count),
+        slow, fast = (next_batches, loaders[0], count), (next_batches, loaders[1], count)
+        samples = run.point(image, slow, fast,
                             params={"num_workers": FAST_WORKERS, "batches": count})  # fmt: skip
         assert samples[0] == samples[1]
         del loaders

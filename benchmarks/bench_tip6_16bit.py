@@ -112,7 +112,8 @@ def test_matmul_ceiling(compare, bench_device, size_key):
 
 # 스윕: 폭(d_model)마다 bf16 autocast 대 fp32 학습 스텝. 2층, 배치 8×64 토큰.
 # 크기(계산): 스텝 하나의 행렬 곱 연산은 약 6 × 토큰 × 12·d² × 층 = 6·512·12·d²·2 FLOP이라
-# d=1024에서 약 77 GFLOP입니다. CPU(2코어, 약 0.1 TFLOP/s)에서 한 스텝 1초 안쪽, H200(수백 TFLOP/s)에서
+# d=1024에서 약 77 GFLOP입니다. CPU(2코어, 약 0.1 TFLOP/s)에서 한 스텝 1초 안쪽,
+# H200(수백 TFLOP/s)에서
 # d=4096이라도 1 ms 남짓입니다. 점 하나에 라운드 예산 6초(CPU)/3초(GPU)를 씁니다.
 WIDTHS = {
     "quick": [16],

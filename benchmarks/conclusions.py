@@ -130,20 +130,16 @@ def overhead(group: Group, env: dict) -> str:
         parts.append(f"기준과 차이가 없는 것(±5% 안): {', '.join(same)}.")
     if faster:
         # 도구는 일을 더할 뿐 덜지 않습니다. 기준보다 빠르게 나온 값은 흔들림입니다.
+        names = ", ".join(faster)
         parts.append(
-            f"도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {', '.join(faster)}의 값은 측정의 흔들림입니다."
-        )
-    if group.key == "overhead" and group.page.id == "tip7":
-        parts.append(
-            "이 비용에는 실행마다 한 번 드는 준비와 보고서 쓰기가 들어 있어, 학습이 길수록 비율이 작아집니다."
+            f"도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}의 값은 흔들림입니다."
         )
     return " ".join(parts)
 
 
 def tradeoff(group: Group, env: dict) -> str:
-    baseline = group.baseline
-    # 시간을 내주는 기법이라 "권장"이 아니라 "비교"일 수 있습니다. 그때는 마지막 변형을 씁니다.
-    chosen = group.recommended or next((r for r in reversed(group.rows) if r.ratio), None)
+    # 시간을 내주는 기법이라 "권장"이 아니라 "비교"일 수 있습니다(Group.headline).
+    baseline, chosen = group.baseline, group.headline
     if not (baseline and chosen and chosen.ratio):
         return speedup(group, env)
     for name in ("saved_activation_mib", "peak_memory_mib", "worker_memory_growth_mib"):
@@ -230,8 +226,8 @@ WRITERS = {
 assert tuple(WRITERS) == registry.CONCLUSIONS, "결론 종류는 registry.CONCLUSIONS와 같아야 합니다"
 
 
-def saving_sentence(group: Group) -> str:
-    """기준보다 빨라진 권장 방식이 params 값 하나(예: 에폭)당 아끼는 시간."""
+def saving_text(group: Group) -> str:
+    """기준보다 빨라진 권장 방식이 params 값 하나(예: 에폭)당 아끼는 시간: "에폭마다 약 61.8 ms"."""
     spec, baseline, best = group.spec, group.baseline, group.recommended
     if not (spec.saving_param and baseline and best and best.verdict == "faster"):
         return ""
@@ -239,7 +235,12 @@ def saving_sentence(group: Group) -> str:
     if not isinstance(count, int | float) or count <= 0:
         return ""
     saved = (baseline.entry["median_s"] - best.entry["median_s"]) / count
-    return f" {spec.saving_unit}마다 약 {analysis.format_seconds(saved)}를 아낍니다."
+    return f"{spec.saving_unit}마다 약 {analysis.format_seconds(saved)}"
+
+
+def saving_sentence(group: Group) -> str:
+    text = saving_text(group)
+    return f" {text}를 아낍니다." if text else ""
 
 
 def conclusion(group: Group, env: dict) -> str:
@@ -268,16 +269,16 @@ def sweep_sentence(spec: registry.Sweep, points: list[analysis.Point]) -> str:
 
 
 def break_even_sentence(result: analysis.BreakEvenResult) -> str:
-    cost = f"한 번 드는 비용 {format_number(result.cost_s)}초"
+    spec = result.spec
+    cost = f"한 번 드는 비용 {analysis.format_seconds(result.cost_s)}"
     if result.steps is None:
         return (
-            f"{result.spec.label}: {cost}. 스텝 시간이 구간 안에서 줄지 않아 본전을 찾지 못합니다."
+            f"{spec.label}: {cost}. {spec.unit} 시간이 구간 안에서 줄지 않아 본전을 찾지 못합니다."
         )
     saving = analysis.format_seconds(result.saving_s)
-    return (
-        f"{result.spec.label}: {cost}, 스텝마다 {saving} 절약 → 약 {format_number(result.steps)}스텝부터 "
-        "본전입니다."
-    )
+    steps = format_number(max(1.0, result.steps))
+    unit = spec.unit
+    return f"{spec.label}: {cost}, {unit}마다 {saving} 절약 → 약 {steps}{unit}부터 본전입니다."
 
 
 def ratio_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:

@@ -141,7 +141,7 @@ class Comparison:
         return outputs
 
     def _release(self) -> None:
-        """잰 뒤에는 함수와 인자(모델, 로더의 워커 등)를 놓아, 테스트가 끝나기 전에 정리되게 합니다."""
+        """잰 뒤에는 함수와 인자(모델, 로더의 워커)를 놓아 테스트가 끝나기 전에 정리되게 합니다."""
         for variant in self.variants:
             timed = variant.timed
             timed.fn = timed.args = timed.before_round = timed._runner = timed.output = None
@@ -232,7 +232,8 @@ class Compare:
         declared = self.request.node.get_closest_marker("measures")
         if declared is None or group not in declared.args:
             raise registry.RegistryError(
-                f"{self.request.node.nodeid}: @pytest.mark.measures(...)에 묶음 {group!r}가 없습니다"
+                f"{self.request.node.nodeid}: @pytest.mark.measures(...)에 "
+                f"묶음 {group!r}가 없습니다"
             )
         made = Comparison(self.page, group, self.run, self.benchmark, dict(params or {}),
                           dict(per_call or {}), budget_s, max_rounds)  # fmt: skip

@@ -59,8 +59,8 @@ def pytest_addoption(parser):
         help="측정 전체의 시간 한도(분, --gpu의 기본값 10).",
     )
     add("--seed", type=int, default=None, help="라운드 순서를 정하는 시드(기본: 실행마다 새로).")
-    add("--budget", type=float, default=None,
-        help="묶음 하나에 쓸 라운드 시간(초, 기본 CPU 20, GPU 8). 구간이 ±5%에 닿으면 먼저 멈춥니다.")  # fmt: skip
+    budget = "묶음 하나의 라운드 시간(초, 기본 CPU 20, GPU 8). 구간이 ±5%면 먼저 멈춥니다."
+    add("--budget", type=float, default=None, help=budget)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -132,7 +132,8 @@ def writable_problem(folder: Path) -> str | None:
         with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-", suffix=".tmp"):
             pass
     except OSError as error:
-        return f"{folder}에 쓸 수 없습니다({error.strerror or error}). 결과는 {measurement.LOCAL_RESULTS}에 씁니다."
+        reason = error.strerror or error
+        return f"{folder}에 쓸 수 없습니다({reason}). 결과는 {measurement.LOCAL_RESULTS}에 씁니다."
     return None
 
 

@@ -173,7 +173,7 @@ def describe_measured(device: torch.device, page: registry.Page, root: Path, see
         "platform": platform.platform(),
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
-        # torch 2.13: 새 API(fp32_precision)로 읽습니다. 예전 getter는 새 API로 켠 뒤에는 오류입니다.
+        # torch 2.13: 새 API(fp32_precision)로 읽습니다. 새 API로 켠 뒤의 예전 getter는 오류입니다.
         "tf32_matmul": torch.backends.cuda.matmul.fp32_precision == "tf32",
         "tf32_cudnn": torch.backends.cudnn.conv.fp32_precision == "tf32",
         "float32_matmul_precision": torch.get_float32_matmul_precision(),

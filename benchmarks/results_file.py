@@ -25,7 +25,7 @@ MAX_DEPTH = 12
 
 
 def _open_regular(path: Path) -> bytes:
-    """보통 파일만 열고 MAX_BYTES + 1바이트까지만 읽습니다(/dev/zero, FIFO, 링크를 따라가지 않음)."""
+    """보통 파일만 열고 MAX_BYTES + 1바이트까지만 읽습니다(/dev/zero, FIFO, 링크는 거절)."""
     try:
         info = os.lstat(path)
     except OSError as error:

@@ -149,7 +149,8 @@ def merge(old_doc: dict | None, new_doc: dict, run: MeasurementRun) -> tuple[dic
     """발행할 문서와 발행하지 못한 페이지의 이유. 예전 파일의 다른 페이지는 그대로 둡니다."""
     if run.benchmark_skipped:
         return old_doc, [
-            f"--benchmark-skip으로 {run.benchmark_skipped}개 측정을 건너뛰어 아무것도 발행하지 않았습니다"
+            f"--benchmark-skip으로 {run.benchmark_skipped}개 측정을 건너뛰어 "
+            "아무것도 발행하지 않았습니다"
         ]
     if old_doc is not None:
         changed = [k for k, v in new_doc["device"].items() if old_doc["device"].get(k) != v]

@@ -48,7 +48,7 @@ class Group:
     note: str = ""  # 결론 뒤에 붙는 한 문장(예: 이 배수가 무엇의 크기인지)
     saving_param: str = ""  # 아낀 시간을 이 params 값 하나당으로도 씁니다(예: epochs)
     saving_unit: str = ""  # 그 단위의 한국어 이름(예: 에폭)
-    # 벤치마크 모듈 없이 레지스트리만으로 재는 묶음(benchmarks/bench_registry.py): 스니펫의 함수 이름.
+    # 벤치마크 모듈 없이 레지스트리만으로 재는 묶음(benchmarks/bench_registry.py)의 함수 이름들.
     inputs: str = ""  # inputs(device, **sizes[크기]) → 두 함수에 넘길 인자
     sizes: dict = field(default_factory=dict)  # {"quick": {...}, "cpu": {...}, "cuda": {...}}
     baseline: str = ""  # 기준 함수(변형 key와 같은 이름)

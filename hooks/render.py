@@ -1,4 +1,4 @@
-"""분석한 결과와 레지스트리를 자동 이스케이프하는 Jinja 템플릿(hooks/templates/)으로 HTML로 그립니다.
+"""분석한 결과와 레지스트리를 자동 이스케이프하는 Jinja 템플릿(hooks/templates/)으로 그립니다.
 
 결과 파일의 글자는 바깥 데이터라서 모두 이스케이프하고, Markdown이 다시 해석하지 않도록 HTML 블록
 하나로 내보냅니다. 여기서는 보여 줄 값을 고르고 이름을 붙이기만 합니다. 숫자는
@@ -105,6 +105,11 @@ def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
     compared = any(row.ratio for row in group.rows)
     chained = any(row.previous for row in group.rows)
     ceiling = applies and any(row.ceiling_percent is not None for row in group.rows)
+    # GPU에서는 공개된 밀집 bf16 최고 성능 대비(MFU)도 보여 줍니다. 표에 없는 GPU면 쓰지 않습니다.
+    peak = (
+        peaks.match(device["name"], device["power_limit_w"]) if device["kind"] == "cuda" else None
+    )
+    mfu = bool(peak) and any("tflop_per_s" in row.shown_metrics() for row in group.rows)
     columns = [Column("방식"), Column("역할"), Column(f"중앙값({group.work()}당)", True)]
     columns += [Column("기준 대비 속도(95% 구간)", True)] * compared
     columns += [Column("앞 단계 대비(95% 구간)", True)] * chained
@@ -112,6 +117,7 @@ def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
         label, unit, _ = analysis.METRIC_DISPLAY[name]
         columns.append(Column(f"{label}({unit})" if unit else label, True))
     columns += [Column(f"{group.spec.ceiling_label}(%)", True)] * ceiling
+    columns += [Column(f"MFU({peak.label} 공개 최고 대비, %)" if peak else "", True)] * mfu
     rows = []
     for row in group.rows:
         shown = row.shown_metrics()
@@ -131,6 +137,9 @@ def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
             cells.append(
                 "—" if percent is None else "≈100%" if percent > 100 else f"{percent:.0f}%"
             )
+        if mfu:
+            tflops = shown.get("tflop_per_s")
+            cells.append("—" if tflops is None else f"{100 * tflops / peak.bf16_dense_tflops:.0f}%")
         rows.append({"role": row.role, "cells": cells})
     info = group.info
     caption = group.title
@@ -336,10 +345,13 @@ def _overview_cell(
             return "차이 없음 (모두 ±5% 안)", note, (1.0, 1.0, 1.0, "same", "차이 없음")
         text = f"가장 비싼 것: {_plain(worst.label)} {worst.ratio.text()}"
         return text, note, (worst.ratio.median, worst.ratio.low, worst.ratio.high, "slower", text)
-    row = group.recommended
+    row = group.headline
     if not (row and row.ratio):
         return "아직 재지 않음", note, None
     text = row.ratio.text()
+    if item.get("value") == "saving" and conclusions.saving_text(group):
+        # 배수는 에폭의 길이에 달렸으므로 아낀 시간을 먼저 씁니다(더 나아가기 11).
+        text = f"{conclusions.saving_text(group)} 절약 ({text})"
     if view.stale:
         text += " (코드가 바뀐 뒤 재지 않음)"
     bar = (row.ratio.median, row.ratio.low, row.ratio.high, row.verdict, row.ratio.text())
@@ -383,12 +395,8 @@ def all_results(devices: list[Device], url) -> str:
             elif not view.measured:
                 summary, state = "아직 재지 않음", "—"
             else:
-                group = next(
-                    (g for g in view.groups if g.recommended and g.recommended.ratio), None
-                )
-                summary = (
-                    f"{group.title}: {group.recommended.ratio.text()}" if group else "재지 않음"
-                )
+                group = next((g for g in view.groups if g.headline and g.headline.ratio), None)
+                summary = f"{group.title}: {group.headline.ratio.text()}" if group else "재지 않음"
                 state = "코드가 바뀐 뒤 다시 재지 않음" if view.stale else "측정한 코드 그대로"
                 state += f" ({view.section['measured']['date'][:10]})"
             pages.append({"url": url(page.doc), "heading": page.heading, "summary": summary,

@@ -285,15 +285,6 @@ def demo_config(micro_batches=4, steps=3):
 # --8<-- [end:spawn]
 
 
-def find_free_port():
-    """이 컴퓨터에서 비어 있는 TCP 포트 번호입니다(벤치마크의 프로세스 묶음이 씁니다)."""
-    import socket
-
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
 def gradients(model):
     return {name: p.grad.detach().clone() for name, p in model.named_parameters()}
 

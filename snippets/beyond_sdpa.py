@@ -135,14 +135,6 @@ def make_inputs(device, batch=2, heads=4, seq_len=128, head_dim=32, dtype=torch.
     return q.requires_grad_(), k.requires_grad_(), v.requires_grad_(), grad_out
 
 
-def attention_flops(batch, heads, seq_len, head_dim):
-    """순전파+역전파의 행렬 곱 연산 수입니다. 인과 마스크로 건너뛰는 절반도 셉니다.
-
-    순전파는 QKᵀ와 (점수)V 두 번의 곱(각 2·B·H·T²·D), 역전파는 그 두 배입니다.
-    """
-    return 3 * 4 * batch * heads * seq_len**2 * head_dim
-
-
 def main(device="cpu"):
     device = torch.device(device)
     # GPU의 flash 커널은 fp16/bf16만 받으므로 GPU에서는 bf16으로 잽니다.

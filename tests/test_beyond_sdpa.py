@@ -6,6 +6,7 @@ import torch
 from torch.nn.attention import SDPBackend
 from torch.utils.flop_counter import FlopCounterMode
 
+from benchmarks.bench_beyond_sdpa import attention_flops
 from snippets import beyond_sdpa as sdpa
 from tests.site_build import page_quotes
 
@@ -92,7 +93,7 @@ def test_attention_flops_matches_torchs_flop_counter(shape):
     q, k, v, grad_out = sdpa.make_inputs("cpu", *shape)
     with FlopCounterMode(display=False) as counter:
         sdpa.forward_backward(sdpa.attention_by_hand, q, k, v, grad_out)
-    assert counter.get_total_flops() == sdpa.attention_flops(*shape)
+    assert counter.get_total_flops() == attention_flops(*shape)
 
 
 def test_default_kernel_priority_is_flash_efficient_math_then_cudnn():
