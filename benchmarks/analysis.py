@@ -53,14 +53,21 @@ def format_number(value: float) -> str:
 
 
 def format_ratio(value: float) -> str:
-    """배수 하나: 1.43배, 21.6배, 0.012배."""
+    """배수 하나: 1.43배, 21.6배, 0.012배, 12,345배(유효숫자를 잃지 않게 크기마다 씁니다)."""
+    if value >= 1000:
+        return f"{value:,.0f}배"
     if value >= 10:
         return f"{value:.1f}배"
-    return f"{value:.2f}배" if value >= 0.01 else f"{value:.2g}배"
+    return f"{value:.2f}배" if value >= 0.1 else f"{value:.2g}배"
 
 
 def _bounds(low: float, high: float) -> str:
-    digits = 1 if low >= 10 else 2 if low >= 0.01 else 3
+    # 아주 작은 구간을 소수점 세 자리로 쓰면 "0.000–0.000"처럼 0으로 읽힙니다.
+    if low >= 1000:
+        return f"{low:,.0f}–{high:,.0f}"
+    if low < 0.01:
+        return f"{low:.2g}–{high:.2g}"
+    digits = 1 if low >= 10 else 2
     return f"{low:.{digits}f}–{high:.{digits}f}"
 
 
@@ -291,11 +298,20 @@ def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult
     )
     if value is None:
         return None
-    if spec.subtract and rows.get(spec.subtract) and not rows[spec.subtract].computed:
-        value = max(0.0, value - rows[spec.subtract].entry["median_s"])
+    other = rows.get(spec.subtract) if spec.subtract else None
+    if other and not other.computed:
+        # 같은 지표끼리 뺍니다(registry.BreakEven.subtract): 첫 호출에서 첫 호출을 뺍니다.
+        taken = (
+            other.entry["median_s"]
+            if spec.cost_metric == "median_s"
+            else other.metric(spec.cost_metric)
+        )
+        value = max(0.0, value - (taken or 0.0))
     if variant.ratio.verdict != "faster":
         return BreakEvenResult(spec, value, None, None)
-    saving = base.entry["median_s"] - variant.entry["median_s"]
+    # 호출 한 번이 여러 단위(스텝, 배치)이면 단위 하나가 아끼는 시간으로 나눕니다.
+    units = variant.entry["params"].get(spec.per_param, 1) if spec.per_param else 1
+    saving = (base.entry["median_s"] - variant.entry["median_s"]) / max(units, 1)
     if saving <= 0:
         return BreakEvenResult(spec, value, None, None)
     return BreakEvenResult(spec, value, saving, value / saving)

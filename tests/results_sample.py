@@ -183,9 +183,10 @@ def capstone_section(root):
         if previous:
             extra["versus_previous"] = ratio(*previous)
         speed = tokens / first
+        params = CAPSTONE_PARAMS | ({"num_workers": 2} if variant == "workers" else {})
         rows.append(entry(
             variant, "waterfall", variant, "baseline" if variant == "baseline" else "other",
-            round(seconds, 6), params=CAPSTONE_PARAMS, metrics={"tokens_per_s": tokens},
+            round(seconds, 6), params=params, metrics={"tokens_per_s": tokens},
             ratio=None if variant == "baseline" else ratio(speed, speed * 0.97, speed * 1.03),
             **extra,
         ))  # fmt: skip

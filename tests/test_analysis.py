@@ -1,12 +1,15 @@
-"""benchmarks/analysis.py의 테스트: 속도 향상, 천장 대비 비율, 측정 오차 범위, 결론 문장, 요약."""
+"""benchmarks/analysis.py와 benchmarks/summary.py의 테스트: 결과 파일(스키마 3)에서 보여 줄 숫자를
+계산합니다. 구간과 판정, 천장 대비, 교차점, 본전, 페이지마다의 분석, 터미널 요약."""
+
+from __future__ import annotations
 
 import copy
 
 import pytest
 
-from benchmarks import analysis
+from benchmarks import analysis, summary
 from guide import registry
-from tests.results_sample import sample_document
+from tests.results_sample import cpu_document, entry, ratio, sample_document
 from tests.site_build import ROOT
 
 
@@ -17,166 +20,203 @@ def doc():
 
 @pytest.mark.parametrize(
     ("seconds", "text"),
-    [(2.5, "2.5 s"), (0.00737, "7.37 ms"), (0.00011, "110 µs"), (3.2e-8, "32 ns")],
-)
+    [(2.5, "2.5 s"), (0.00737, "7.37 ms"), (0.00011, "110 µs"), (3.2e-8, "32 ns"),
+     (1e-9, "1 ns")],
+)  # fmt: skip
 def test_format_seconds_picks_a_readable_unit(seconds, text):
     assert analysis.format_seconds(seconds) == text
 
 
-@pytest.mark.parametrize(("ratio", "text"), [(2.75, "2.75배"), (0.53, "0.53배(느려짐)"),
-                                             (12.34, "12.3배")])  # fmt: skip
-def test_a_ratio_below_one_always_says_slower(ratio, text):
-    assert analysis.format_ratio(ratio) == text
+@pytest.mark.parametrize(
+    ("ratio_value", "text"),
+    [(2.75, "2.75배"), (0.53, "0.53배"), (12.34, "12.3배"), (0.0123, "0.012배"),
+     (2e-6, "2e-06배"), (990_000.0, "990,000배")],
+)  # fmt: skip
+def test_format_ratio_keeps_two_significant_digits_at_any_size(ratio_value, text):
+    assert analysis.format_ratio(ratio_value) == text
 
 
-def test_speedup_is_baseline_median_over_recommended_median(doc):
-    [group, ceiling] = analysis.groups_for(doc, "tip4")
-    assert group.speedup == pytest.approx(0.00737 / 0.00268)
-    assert ceiling.speedup is None and ceiling.with_role("ceiling").relative_speed is None
-    assert group.title == "torch.rand (64 MiB)" and group.work() == "텐서 1개"
+@pytest.mark.parametrize(
+    ("raw", "text", "verdict"),
+    [
+        ((1.43, 1.38, 1.49, 0.961), "1.43배 (1.38–1.49)", "faster"),
+        ((0.50, 0.48, 0.52, 0.961), "0.50배 (0.48–0.52, 느려짐)", "slower"),
+        ((1.01, 0.97, 1.03, 0.961), "차이 없음 (±3%)", "same"),
+        ((1.2, 0.9, 1.6, 0.961), "차이 없음 (±60%)", "same"),  # 넓은 구간은 중앙값이 커도 차이 없음
+        ((0.83, 0.80, 0.86, 0.9375), "0.83배 (0.80–0.86, 느려짐, 신뢰 수준 94%)", "slower"),
+        ((21.6, 20.1, 23.0, 0.961), "21.6배 (20.1–23.0)", "faster"),
+        ((2e-6, 1e-6, 3e-6, 0.961), "2e-06배 (1e-06–3e-06, 느려짐)", "slower"),
+        ((990_000.0, 980_000.0, 1e6, 0.961), "990,000배 (980,000–1,000,000)", "faster"),
+    ],
+)
+def test_a_ratio_reads_its_interval_and_a_verdict_from_the_interval(raw, text, verdict):
+    value = analysis.Ratio(*raw)
+    assert value.text() == text and value.verdict == verdict
 
 
-def test_labels_come_from_the_registry_not_from_function_names(doc):
-    [group, _] = analysis.groups_for(doc, "tip4")
-    assert [row.label for row in group.rows] == ["CPU에서 만든 뒤 복사", "장치에서 바로 만들기"]
+def test_the_inverse_swaps_the_bounds():
+    inverse = analysis.Ratio(2.0, 1.6, 2.5, 0.961).inverse()
+    assert (inverse.median, inverse.low, inverse.high) == (0.5, 0.4, 0.625)
+
+
+def test_rows_take_labels_from_the_registry_and_ratios_from_the_file(doc):
+    [rand, ceiling] = analysis.groups_for(doc["pages"]["tip4"], registry.by_id("tip4"))
+    assert [row.label for row in rand.rows] == ["CPU에서 만든 뒤 복사", "장치에서 바로 만들기"]
+    assert rand.baseline.ratio is None
+    assert rand.recommended.ratio == analysis.Ratio(2.75, 2.70, 2.81, 0.961)
+    assert rand.title == "torch.rand (64 MiB)" and rand.work() == "텐서 1개"
+    assert rand.info["rounds"] == 17 and ceiling.rows[0].role == "ceiling"
 
 
 def test_ceiling_percent_compares_the_shared_rate(doc):
-    [group, _] = analysis.groups_for(doc, "tip4")
-    assert group.recommended.ceiling_percent == pytest.approx(100 * 98.7 / 3210.0)
-    assert group.with_role("baseline").ceiling_percent is None
+    [loop] = analysis.groups_for(doc["pages"]["tip3"], registry.by_id("tip3"))
+    [rand, _] = analysis.groups_for(doc["pages"]["tip4"], registry.by_id("tip4"))
+    assert rand.recommended.ceiling_percent == pytest.approx(100 * 98.7 / 3210.0)
+    assert rand.baseline.ceiling_percent is None  # 천장을 가리키지 않는 줄
+    assert loop.baseline.ceiling_percent == pytest.approx(100 * 219.0 / 360.0)
+    assert loop.with_role("ceiling").ceiling_percent is None
 
 
-def test_page_without_measurements_has_no_groups(doc):
-    assert analysis.groups_for(doc, "tip5") == []
-    assert analysis.not_measured_for(doc, "tip5") == [
-        ("DP 대 DDP", "GPU가 1개뿐이라 재지 않았습니다(테스트용 이유).")
-    ]
+def test_groups_follow_the_registry_order_not_the_file_order(doc):
+    section = doc["pages"]["tip4"]
+    section["benchmarks"].reverse()
+    groups = analysis.groups_for(section, registry.by_id("tip4"))
+    assert [g.key for g in groups] == ["rand", "ceiling"]
 
 
-@pytest.mark.parametrize(("gap_in_iqrs", "noise"), [(0.5, True), (1.0, True), (3.0, False)])
-def test_difference_smaller_than_the_spread_is_no_difference(doc, gap_in_iqrs, noise):
-    baseline, fast = doc["benchmarks"][0], doc["benchmarks"][1]
-    fast["median_s"] = baseline["median_s"] - gap_in_iqrs * baseline["iqr_s"]
-    [group, _] = analysis.groups_for(doc, "tip4")
-    assert group.within_noise is noise
-    assert (group.headline_text() == analysis.NO_DIFFERENCE) is noise
-    assert ("차이 없음" in analysis.conclusion(group, doc["environment"])) is noise
-
-
-def test_tiny_workloads_hide_their_tflops(doc):
-    row = analysis.Row(
-        {"metrics": {"tflop_per_s": 0.0036}, "median_s": 0.005, "computed": False}, "fp32"
-    )
+def test_tiny_workloads_hide_their_tflops():
+    row = analysis.Row(entry("a", "step", "fp32", "baseline", 0.005,
+                             metrics={"tflop_per_s": 0.0036}), "fp32")  # fmt: skip
     assert row.shown_metrics() == {}  # 18 MFLOP: 고정 비용이 정하는 크기입니다
     row.entry["metrics"]["tflop_per_s"] = 2.0
     assert row.shown_metrics() == {"tflop_per_s": 2.0}
 
 
-def step_group(fp32_s, bf16_s):
-    doc = sample_document(ROOT)
-    doc["environment"].update(device_kind="cpu", device_count=0)
-    params = {"d_model": 512, "layers": 4, "batch_size": 8, "seq_len": 128}
-    base = copy.deepcopy(doc["benchmarks"][0])
-    base.update(page="tip6", group="step", params=params, metrics={}, ceiling=None)
-    base.update(snippet="snippets/tip6_16bit.py", benchmark="benchmarks/bench_tip6_16bit.py")
-    fp32 = base | {"id": "tip6.fp32", "key": "fp32", "variant": "fp32", "role": "baseline",
-                   "median_s": fp32_s, "iqr_s": 0.001}  # fmt: skip
-    bf16 = base | {"id": "tip6.bf16", "key": "bf16", "variant": "bf16", "role": "recommended",
-                   "median_s": bf16_s, "iqr_s": 0.001}  # fmt: skip
-    doc["benchmarks"] = [fp32, bf16]
-    return doc
+def overhead_group(*others):
+    """팁 7의 프로파일러 비용 묶음: others는 기준 대비 (중앙값, 아래, 위)."""
+    rows = [analysis.Row(entry("none", "overhead", "profiler-none", "baseline", 1.0), "없음")]
+    for n, raw in enumerate(others):
+        row = entry(f"p{n}", "overhead", "profiler-simple", "other", 1.0, ratio=ratio(*raw))
+        rows.append(analysis.Row(row, f"프로파일러 {n}", analysis.Ratio.of(row["ratio"])))
+    return analysis.Group(registry.by_id("tip7"), "overhead", rows=rows)
+
+
+def test_the_costliest_tool_is_the_slowest_one_wholly_below_the_band():
+    group = overhead_group((0.96, 0.93, 0.99), (0.16, 0.15, 0.17), (0.5, 0.45, 0.55))
+    assert group.costliest.label == "프로파일러 1"
+    # 중앙값이 더 작아도 구간이 0.95에 걸치면 "느림"으로 치지 않습니다.
+    assert overhead_group((0.5, 0.2, 0.96), (0.9, 0.88, 0.92)).costliest.label == "프로파일러 1"
+    assert overhead_group((0.98, 0.94, 1.02), (1.36, 1.3, 1.4)).costliest is None
+
+
+def point(x, median, low, high):
+    return analysis.Point(x, analysis.Ratio(median, low, high, 0.961), 1.0, 1.0, {})
 
 
 @pytest.mark.parametrize(
-    ("flags", "fp32_s", "bf16_s", "expected"),
+    ("points", "kind", "verdict", "x"),
     [
-        (["avx512_bf16"], 0.2, 0.1, "AVX-512 BF16이(가) 있어 bf16 행렬 곱을 하드웨어로"),
-        ([], 0.1, 0.2, "AVX-512 BF16도 AMX도 없어"),
-        (["amx_bf16"], 0.2, 0.1, "AMX"),
+        ([(32, 1.5, 1.4, 1.6), (64, 1.6, 1.5, 1.7)], "all", "faster", None),
+        ([(32, 1.0, 0.97, 1.03), (64, 1.01, 0.98, 1.04)], "none", "same", None),
+        ([(32, 0.5, 0.45, 0.55), (64, 0.9, 0.85, 0.98), (128, 2.0, 1.9, 2.1)], "from", "faster",
+         64 * 2 ** (0.10536 / 0.79851)),
+        ([(32, 2.0, 1.9, 2.1), (64, 1.0, 0.97, 1.03), (128, 1.01, 0.98, 1.04)], "until", "faster",
+         None),
+        ([(256, 0.5, 0.45, 0.55), (16, 2.0, 1.9, 2.1)], "from", "slower", 64.0),
     ],
-)
-def test_bf16_on_a_cpu_concludes_from_its_isa_features(flags, fp32_s, bf16_s, expected):
-    doc = step_group(fp32_s, bf16_s)
-    doc["environment"]["cpu_flags"] = flags
-    [group] = analysis.groups_for(doc, "tip6")
-    text = analysis.conclusion(group, doc["environment"])
-    assert expected in text
-    assert ("(느려짐)" in text) is (bf16_s > fp32_s)
+)  # fmt: skip
+def test_the_crossover_is_where_the_verdict_changes_on_a_log_axis(points, kind, verdict, x):
+    found = analysis.crossover([point(*p) for p in points])
+    assert (found.kind, found.verdict) == (kind, verdict)
+    assert found.x == (pytest.approx(x, rel=1e-3) if x else None)
+    xs = sorted(p[0] for p in points)
+    assert (found.low_x, found.high_x) != (None, None)
+    assert xs[0] <= found.low_x <= found.high_x <= xs[-1]
 
 
-def test_summary_names_each_page_with_labels_units_and_conclusions(doc):
-    text = "\n".join(analysis.summary_lines(doc))
-    assert "측정 장치: Test GPU 9000 (cuda), torch 2.99.0+cu999" in text
+def break_even_rows(base_s, fast_s, fast_ratio, *, one_time=None, subtract_one_time=None,
+                    params=None):  # fmt: skip
+    rows = [
+        entry("off", "fixed", "benchmark-off", "baseline", base_s, params=params,
+              metrics={"one_time_s": subtract_one_time} if subtract_one_time else {}),
+        entry("on", "fixed", "benchmark-on", "recommended", fast_s, params=params,
+              ratio=ratio(*fast_ratio), metrics={"one_time_s": one_time} if one_time else {}),
+    ]  # fmt: skip
+    page = registry.by_id("cudnn-benchmark")
+    return [analysis.Group(page, "fixed", rows=[
+        analysis.Row(e, e["variant"], analysis.Ratio.of(e["ratio"])) for e in rows
+    ])]  # fmt: skip
+
+
+def test_break_even_is_the_one_time_cost_over_the_saving_per_unit():
+    spec = registry.BreakEven("재기", cost="on", cost_metric="median_s", baseline="off",
+                              variant="on")  # fmt: skip
+    result = analysis.break_even(spec, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1)))
+    assert (result.cost_s, result.saving_s, result.steps) == (0.25, 0.25, 1.0)
+
+
+def test_break_even_subtracts_the_same_metric_of_the_subtracted_row():
+    # 한 번 드는 비용 = 켠 쪽의 첫 호출(12초) − 끈 쪽의 첫 호출(2초).
+    # 끈 쪽의 중앙값(0.5초)을 빼면 단위가 다른 두 시간을 빼게 됩니다.
+    spec = registry.BreakEven("재기", cost="on", cost_metric="one_time_s", baseline="off",
+                              variant="on", subtract="off")  # fmt: skip
+    groups = break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1), one_time=12.0, subtract_one_time=2.0)
+    result = analysis.break_even(spec, groups)
+    assert result.cost_s == pytest.approx(10.0) and result.steps == pytest.approx(40.0)
+
+
+def test_break_even_counts_units_when_one_call_is_many_steps():
+    # 호출 한 번이 20스텝: 스텝마다 아끼는 시간은 (0.5 − 0.25) / 20초입니다.
+    spec = registry.BreakEven("재기", cost="on", cost_metric="one_time_s", baseline="off",
+                              variant="on", per_param="steps")  # fmt: skip
+    groups = break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1), one_time=5.0, params={"steps": 20})
+    result = analysis.break_even(spec, groups)
+    assert result.saving_s == pytest.approx(0.0125) and result.steps == pytest.approx(400.0)
+
+
+def test_no_break_even_without_a_measured_saving():
+    spec = registry.BreakEven("재기", cost="on", cost_metric="median_s", baseline="off",
+                              variant="on")  # fmt: skip
+    same = analysis.break_even(spec, break_even_rows(0.5, 0.49, (1.02, 0.98, 1.05)))
+    assert same.cost_s == 0.49 and same.saving_s is None and same.steps is None
+    missing = registry.BreakEven("재기", cost="x", cost_metric="median_s", baseline="off",
+                                 variant="on")  # fmt: skip
+    assert analysis.break_even(missing, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1))) is None
+
+
+def test_every_registry_page_gets_a_view_measured_or_not(doc):
+    views = analysis.analyze(doc)
+    assert list(views) == [page.id for page in registry.load()]
+    assert {pid for pid, view in views.items() if view.measured} == {"tip3", "tip4", "tip5"}
+    assert views["tip5"].groups == [] and views["tip1"].not_measured == []
+    assert views["tip5"].not_measured == [
+        ("DP 대 DDP", "GPU가 1개뿐이라 재지 않았습니다(테스트용 이유).")
+    ]
+    assert all(view.stale == {} for view in views.values())
+
+
+def test_the_same_reason_twice_is_listed_once(doc):
+    items = doc["pages"]["tip5"]["not_measured"]
+    items.append(copy.deepcopy(items[0]))
+    assert len(analysis.analyze(doc)["tip5"].not_measured) == 1
+
+
+def test_summary_names_each_page_with_labels_units_intervals_and_conclusions(doc):
+    text = "\n".join(summary.lines(doc))
+    assert "측정 장치: Test GPU 9000 (700 W), torch 2.99.0+cu999" in text
     assert "팁 4: 텐서를 장치에서 바로 만들기" in text
-    assert "torch.rand (64 MiB) — 텐서 1개당" in text
+    assert "torch.rand (64 MiB) — 텐서 1개당, 라운드 17번" in text
     assert "[기준] CPU에서 만든 뒤 복사, 7.37 ms, 36.4 GB/s" in text
     assert (
-        "[권장 방식] 장치에서 바로 만들기, 2.68 ms, 98.7 GB/s, 천장 대비 3% · 기준 대비 2.75배"
-        in text
+        "[권장 방식] 장치에서 바로 만들기, 2.68 ms, 98.7 GB/s, 천장 대비 3% "
+        "· 기준 대비 2.75배 (2.70–2.81)" in text
     )
     assert "재지 않음(DP 대 DDP): GPU가 1개뿐이라 재지 않았습니다(테스트용 이유)." in text
     assert text.index("팁 3") < text.index("팁 4") < text.index("팁 5")
     assert "test_" not in text and "rand_then_copy" not in text
 
 
-def test_a_memory_for_time_tradeoff_names_both_sides(doc):
-    base = copy.deepcopy(doc["benchmarks"][0])
-    base.update(page="checkpointing", group="step", params={}, ceiling=None)
-    base.update(snippet="snippets/beyond_checkpointing.py")
-    base.update(benchmark="benchmarks/bench_beyond_checkpointing.py")
-    plain = base | {"id": "checkpointing.a", "key": "a", "variant": "no-checkpoint",
-                    "role": "baseline", "median_s": 0.10, "iqr_s": 0.001,
-                    "metrics": {"saved_activation_mib": 400.0}}  # fmt: skip
-    every = base | {"id": "checkpointing.b", "key": "b", "variant": "every-block",
-                    "role": "recommended", "median_s": 0.125, "iqr_s": 0.001,
-                    "metrics": {"saved_activation_mib": 100.0}}  # fmt: skip
-    doc["benchmarks"] = [plain, every]
-    [group] = analysis.groups_for(doc, "checkpointing")
-    text = analysis.conclusion(group, doc["environment"])
-    assert "0.80배(느려짐)" in text and "400 → 100 MiB(75% 줄어듦)" in text
-
-
-def timing(median_s, iqr_s, **metrics):
-    return {"median_s": median_s, "iqr_s": iqr_s, "metrics": metrics}
-
-
-def test_variants_doing_different_work_per_call_compare_by_throughput():
-    # 전부 합치면 9단계: 마이크로 배치가 두 배라 스텝 시간은 비슷해도 토큰/초는 두 배입니다.
-    ratio, noise = analysis.compare(timing(0.26, 0.01, tokens_per_s=3940.0),
-                                    timing(0.271, 0.01, tokens_per_s=7567.0))  # fmt: skip
-    assert ratio == pytest.approx(7567.0 / 3940.0, rel=1e-3)
-    assert noise is False  # 토큰 하나당 시간의 차이가 토큰 하나당 IQR보다 훨씬 큽니다
-
-
-def test_without_a_throughput_the_medians_are_compared():
-    assert analysis.compare(timing(0.2, 0.01), timing(0.1, 0.01)) == (2.0, False)
-    assert analysis.compare(timing(0.2, 0.05), timing(0.18, 0.05))[1] is True
-
-
-def overhead_group(*others):
-    """팁 7의 프로파일러 비용 묶음: others는 (기준 대비 속도, 측정 오차 범위 안인지)."""
-    rows = [analysis.Row({"role": "baseline"}, "프로파일러 없음", 1.0)]
-    rows += [
-        analysis.Row({"role": "other"}, f"프로파일러 {n}", speed, within_noise=noise)
-        for n, (speed, noise) in enumerate(others)
-    ]
-    return analysis.Group(registry.by_id("tip7"), "overhead", rows)
-
-
-def test_profiler_cost_names_the_most_expensive_profiler():
-    text = analysis.conclusion(overhead_group((0.95, True), (0.16, False)), {})
-    assert "느려집니다" in text and "‘프로파일러 1’입니다" in text and "흔들림" not in text
-
-
-def test_a_profiler_measured_faster_than_none_is_called_noise_not_a_speedup():
-    text = analysis.conclusion(overhead_group((1.36, False), (1.0, True)), {})
-    assert "느려지지 않았습니다" in text
-    assert "‘프로파일러 0’은(는) 측정의 흔들림입니다" in text
-
-
-def test_the_costliest_tool_is_the_slowest_one_beyond_the_noise():
-    assert (
-        overhead_group((0.95, True), (0.16, False), (0.5, False)).costliest.label == "프로파일러 1"
-    )
-    assert overhead_group((0.95, True), (1.36, False)).costliest is None
+def test_summary_says_no_mechanism_for_a_cuda_only_stage_on_a_cpu():
+    text = "\n".join(summary.lines(cpu_document(ROOT)))
+    [tf32] = [line for line in text.splitlines() if "[비교] 4. + TF32 행렬 곱" in line]
+    assert "이 장치에서는 바뀌는 것 없음" in tf32 and "느려짐" not in tf32
