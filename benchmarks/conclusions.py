@@ -96,7 +96,8 @@ def bf16_isa(group: Group, env: dict) -> str:
         return speedup(group, env)
     features = [name for flag, name in CPU_BF16_FLAGS.items() if flag in env["cpu_flags"]]
     hardware = (
-        f"이 CPU에는 {'와 '.join(features)} 명령이 있어 bf16 행렬 곱을 하드웨어로 계산합니다."
+        # "BF16와"처럼 영문 뒤에 받침을 따지는 조사를 붙이지 않으려고 쉼표로 잇습니다.
+        f"이 CPU에는 {', '.join(features)} 명령이 있어 bf16 행렬 곱을 하드웨어로 계산합니다."
         if features
         else "이 CPU에는 AVX-512 BF16도 AMX도 없어 bf16을 fp32로 바꿔 계산합니다."
     )

@@ -1,0 +1,312 @@
+"""benchmarks/conclusions.py의 테스트: 표 아래 결론 문장(이슈 17, 21, 22).
+
+- 판정은 구간으로만: 구간이 1.05 위면 빨라짐, 0.95 아래면 느려짐, 아니면 "차이 없음 (±x%)".
+- 메커니즘이 없는 장치의 단계(전부 합치면의 TF32 등)는 "이 장치에서는 바뀌는 것 없음"이고 느려진
+  단계로 적지 않습니다.
+- 조사는 받침에 맞게 고르고 "이(가)" 같은 표기는 쓰지 않습니다. 레지스트리의 모든 페이지와 결론
+  종류를 채운 합성 문서(현실적인 값과 경계 근처의 값)에서 나온 모든 문장을 훑습니다.
+"""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from benchmarks import analysis, conclusions, summary
+from benchmarks.conclusions import NO_MECHANISM
+from guide import registry
+from tests.results_sample import (
+    CPU_DEVICE,
+    GPU_DEVICE,
+    cpu_document,
+    entry,
+    full_document,
+    ratio,
+)
+from tests.site_build import ROOT
+
+
+@pytest.mark.parametrize(
+    ("word", "pair", "expected"),
+    [
+        ("메모리", "은/는", "메모리는"),
+        ("시간", "은/는", "시간은"),
+        ("값", "이/가", "값이"),
+        ("모드", "이/가", "모드가"),
+        ("처리량", "을/를", "처리량을"),
+        ("속도", "을/를", "속도를"),
+        ("시간", "과/와", "시간과"),
+        ("메모리", "과/와", "메모리와"),
+        ("방법", "으로/로", "방법으로"),
+        ("코드", "으로/로", "코드로"),
+        ("서울", "으로/로", "서울로"),  # ㄹ 받침 뒤에는 "로"
+        ("활성값", "은/는", "활성값은"),
+        ("메모리 증가", "은/는", "메모리 증가는"),
+    ],
+)
+def test_josa_follows_the_final_syllable(word, pair, expected):
+    assert conclusions.josa(word, pair) == expected
+
+
+@pytest.mark.parametrize("word", ["bf16", "GPU", "‘fp32’", "1.5배)"[:-1] + ")"])
+def test_josa_refuses_words_that_do_not_end_in_hangul(word):
+    with pytest.raises(ValueError, match="조사"):
+        conclusions.josa(word, "이/가")
+
+
+def test_every_memory_label_takes_a_particle():
+    # tradeoff가 조사를 붙이는 이름들: 한글로 끝나지 않으면 결론을 쓰다 멈춥니다.
+    for label, _, rate in analysis.METRIC_DISPLAY.values():
+        if not rate and re.search(r"[가-힣]$", label):
+            conclusions.josa(label, "은/는")
+
+
+def test_there_is_one_writer_per_registry_conclusion_kind():
+    assert tuple(conclusions.WRITERS) == registry.CONCLUSIONS
+
+
+def group_of(page_id, key, *rows):
+    page = registry.by_id(page_id)
+    made = []
+    for row in rows:
+        label = page.variant_label(row["variant"], row["params"])
+        made.append(analysis.Row(row, label, analysis.Ratio.of(row["ratio"]),
+                                 analysis.Ratio.of(row.get("versus_previous"))))  # fmt: skip
+    return analysis.Group(page, key, rows=made)
+
+
+def sdpa_group(raw):
+    return group_of(
+        "sdpa", "fwd-bwd",
+        entry("by-hand", "fwd-bwd", "by-hand", "baseline", 0.02, params={"kernel": "flash"}),
+        entry("sdpa", "fwd-bwd", "sdpa-causal", "recommended", 0.01, params={"kernel": "flash"},
+              ratio=ratio(*raw)),
+    )  # fmt: skip
+
+
+def test_an_interval_wholly_above_1_05_reads_faster():
+    text = conclusions.conclusion(sdpa_group((1.43, 1.38, 1.49)), GPU_DEVICE)
+    assert "1.43배(95% 구간 1.38–1.49)" in text and "빠릅니다" in text and "느립" not in text
+
+
+def test_an_interval_wholly_below_0_95_reads_slower_never_faster():
+    # 이슈 21: "0.83배(느려짐) 빠릅니다"
+    text = conclusions.conclusion(sdpa_group((0.83, 0.80, 0.86)), GPU_DEVICE)
+    assert "0.83배(95% 구간 0.80–0.86)" in text and "느립니다" in text and "빠릅" not in text
+
+
+@pytest.mark.parametrize(
+    ("raw", "percent"), [((1.01, 0.97, 1.03), 3), ((1.2, 0.9, 1.5), 50), ((0.96, 0.94, 0.99), 6)]
+)
+def test_an_interval_touching_the_band_reads_no_difference(raw, percent):
+    text = conclusions.conclusion(sdpa_group(raw), GPU_DEVICE)
+    assert f"±{percent}% 안입니다(차이 없음)" in text
+    assert "빠릅" not in text and "느립" not in text
+
+
+def test_a_low_confidence_interval_says_its_level():
+    text = conclusions.conclusion(sdpa_group((1.5, 1.3, 1.7, 0.9375)), GPU_DEVICE)
+    assert "94% 구간 1.30–1.70" in text
+
+
+def capstone_group(device):
+    doc = cpu_document(ROOT)
+    [waterfall] = analysis.groups_for(doc["pages"]["capstone"], registry.by_id("capstone"))
+    return waterfall, device
+
+
+def test_a_cuda_only_stage_on_a_cpu_reads_no_mechanism_and_is_never_slower():
+    group, device = capstone_group(CPU_DEVICE)
+    text = conclusions.conclusion(group, device)
+    slower = re.search(r"앞 단계보다 느려진 단계: (.*?’)\.", text)[1]
+    assert "TF32" not in slower and "scaled_dot_product_attention" in slower
+    assert f"‘4. + TF32 행렬 곱’: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}" in text
+    tf32 = group.row("tf32")
+    assert tf32.previous.verdict == "slower"  # 데이터는 느려 보이지만(0.80–0.86)
+    page = registry.by_id("capstone")
+    assert conclusions.ratio_cell(tf32, device, page) == NO_MECHANISM
+    assert conclusions.previous_cell(tf32, device, page) == NO_MECHANISM
+
+
+def test_on_a_gpu_the_same_stage_is_judged_by_its_interval():
+    # 위 테스트가 장치를 보고 가린다는 것을 보입니다: CUDA에서는 같은 숫자가 느려짐입니다.
+    group, device = capstone_group(GPU_DEVICE)
+    text = conclusions.conclusion(group, device)
+    slower = re.search(r"앞 단계보다 느려진 단계: (.*?’)\.", text)[1]
+    assert "TF32" in slower and NO_MECHANISM not in text
+    tf32 = group.row("tf32")
+    page = registry.by_id("capstone")
+    assert conclusions.previous_cell(tf32, device, page) == "0.83배 (0.80–0.86, 느려짐)"
+
+
+def test_the_previous_stage_column_shows_each_stages_own_step():
+    group, device = capstone_group(CPU_DEVICE)
+    page = registry.by_id("capstone")
+    cells = {row.key: conclusions.previous_cell(row, device, page) for row in group.rows}
+    assert cells["baseline"] == "—"
+    assert cells["bf16"] == "1.55배 (1.50–1.61)"
+    assert cells["sdpa"] == "0.84배 (0.82–0.87, 느려짐)"  # 누적(기준 대비 1.10배)이 아니라 이 단계
+    assert conclusions.ratio_cell(group.row("sdpa"), device, page) == "1.10배 (1.07–1.14)"
+
+
+def checkpoint_group(before, after, speed):
+    return group_of(
+        "checkpointing", "step",
+        entry("none", "step", "no-checkpoint", "baseline", 0.10,
+              metrics={"saved_activation_mib": before}),
+        entry("every", "step", "every-block", "other", 0.125,
+              metrics={"saved_activation_mib": after}, ratio=ratio(*speed)),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("before", "after", "memory"),
+    [(400.0, 100.0, "저장한 활성값은 400 → 100 MiB로 75% 줄었습니다"),
+     (100.0, 139.0, "저장한 활성값은 100 → 139 MiB로 39% 늘었습니다"),
+     (100.0, 100.0, "저장한 활성값은 100 → 100 MiB로 같습니다"),
+     (0.0, 12.0, "저장한 활성값은 0 → 12 MiB로 같습니다")],
+)  # fmt: skip
+def test_a_memory_for_time_tradeoff_names_both_sides_with_the_right_sign(before, after, memory):
+    text = conclusions.conclusion(checkpoint_group(before, after, (0.8, 0.78, 0.82)), CPU_DEVICE)
+    assert memory in text and "0.80배 (0.78–0.82, 느려짐)" in text
+    assert not re.search(r"-\d+% ", text)
+
+
+def worker_group(rates, cores=2):
+    rows = []
+    for workers, (rate, raw) in enumerate(rates):
+        role = "baseline" if workers == 0 else "other"
+        rows.append(entry(f"workers-{workers}", "throughput", "workers", role, 1.0,
+                          params={"num_workers": workers, "batch_size": 8, "cores": cores},
+                          metrics={"samples_per_s": rate},
+                          ratio=ratio(*raw) if raw else None))  # fmt: skip
+    return group_of("tip1", "throughput", *rows)
+
+
+def test_saturation_names_the_fewest_workers_that_reach_the_best_interval():
+    group = worker_group([(100.0, None), (180.0, (1.8, 1.7, 1.85)), (200.0, (2.0, 1.86, 2.1)),
+                          (201.0, (2.01, 1.9, 2.1))])  # fmt: skip
+    text = conclusions.conclusion(group, CPU_DEVICE | {"usable_cores": 2})
+    assert "처리량은 워커 2개에서 더 오르지 않습니다" in text
+    assert "쓸 수 있는 코어가 2개" in text and "GPU가 없으니 규칙이 답을 주지 못합니다" in text
+    on_gpus = conclusions.conclusion(group, GPU_DEVICE | {"count": 2})
+    assert "워커 8개를 제안합니다." in on_gpus
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [
+        (["avx512_bf16"], "이 CPU에는 AVX-512 BF16 명령이 있어"),
+        (["amx_bf16", "avx512_bf16"], "이 CPU에는 AVX-512 BF16, AMX 명령이 있어"),
+        ([], "이 CPU에는 AVX-512 BF16도 AMX도 없어 bf16을 fp32로 바꿔 계산합니다"),
+    ],
+)
+def test_bf16_on_a_cpu_names_its_instructions(flags, expected):
+    group = group_of(
+        "tip6", "step",
+        entry("step-fp32", "step", "fp32", "baseline", 0.2),
+        entry("step-bf16", "step", "bf16", "recommended", 0.1, ratio=ratio(2.0, 1.9, 2.1)),
+        entry("step-fp16", "step", "fp16", "other", 0.4, ratio=ratio(0.5, 0.45, 0.55)),
+    )  # fmt: skip
+    text = conclusions.conclusion(group, CPU_DEVICE | {"cpu_flags": flags})
+    assert expected in text and "2.00배(95% 구간 1.90–2.10)로" in text
+    assert "fp16 autocast는 이 CPU에 fp16 행렬 곱 하드웨어" in text
+
+
+def profiler_group(*raws):
+    variants = ["profiler-simple", "profiler-advanced", "profiler-pytorch"]
+    rows = [entry("none", "overhead", "profiler-none", "baseline", 1.0)]
+    rows += [
+        entry(v, "overhead", v, "other", 1.0, ratio=ratio(*raw))
+        for v, raw in zip(variants, raws, strict=False)
+    ]
+    return group_of("tip7", "overhead", *rows)
+
+
+def test_profiler_cost_names_the_most_expensive_and_calls_faster_noise():
+    text = conclusions.conclusion(
+        profiler_group((1.0, 0.97, 1.03), (0.5, 0.45, 0.55), (0.13, 0.12, 0.14)), CPU_DEVICE
+    )
+    assert (
+        'profiler="pytorch"’입니다' in text
+        and '기준과 차이가 없는 것(±5% 안): ‘profiler="simple"’' in text
+    )
+    faster = conclusions.conclusion(
+        profiler_group((1.36, 1.3, 1.4), (1.0, 0.97, 1.03), (1.0, 0.97, 1.03)), CPU_DEVICE
+    )
+    assert "흔들림" in faster and "느려진 것" not in faster
+
+
+def test_a_sweep_sentence_says_where_the_interval_crosses_one():
+    spec = registry.Sweep("width", "폭", "d_model", "폭(d_model)", "fp32", "bf16")
+    points = [analysis.Point(x, analysis.Ratio(m, lo, hi, 0.961), 1.0, 1.0, {})
+              for x, m, lo, hi in [(32, 0.5, 0.45, 0.55), (128, 0.99, 0.96, 1.02),
+                                   (512, 1.4, 1.3, 1.5)]]  # fmt: skip
+    text = conclusions.sweep_sentence(spec, points)
+    assert (
+        text.startswith("이 장치에서는 폭(d_model) ≈ ") and "부터 빨라집니다(128–512 사이" in text
+    )
+    flat = [
+        analysis.Point(p.x, analysis.Ratio(1.0, 0.97, 1.03, 0.961), 1.0, 1.0, {}) for p in points
+    ]
+    assert "교차점이 없습니다" in conclusions.sweep_sentence(spec, flat)
+
+
+def test_a_break_even_counts_in_the_registry_unit_and_never_below_one():
+    spec = registry.BreakEven("워커 띄우기", cost="a", cost_metric="one_time_s", baseline="b",
+                              variant="c", unit="배치")  # fmt: skip
+    text = conclusions.break_even_sentence(analysis.BreakEvenResult(spec, 0.5, 0.01, 50.0))
+    assert "배치마다 10 ms 절약 → 약 50배치부터 본전입니다" in text and "스텝" not in text
+    tiny = conclusions.break_even_sentence(analysis.BreakEvenResult(spec, 1e-9, 1.0, 1e-9))
+    assert "약 1배치부터" in tiny
+    none = conclusions.break_even_sentence(analysis.BreakEvenResult(spec, 2.0, None, None))
+    assert "본전을 찾지 못합니다" in none
+
+
+# --- 모든 페이지, 모든 결론 종류를 채운 합성 문서 ---------------------------------------------
+
+FORBIDDEN = re.compile(
+    r"느려짐\) 빠릅니다|느려짐\)로, 구간 전체가 기준의 ±5% 밖이라 빠릅니다|"
+    r"(?<![A-Za-z_])(inf|nan)(?![A-Za-z_])|"
+    r"이\(가\)|은\(는\)|을\(를\)|과\(와\)|\(으\)로|-\d[\d.,]*\s*% 줄|\d배\(느려짐\)|BF16와",
+    re.IGNORECASE,
+)
+SCENARIOS = ["faster", "slower", "same", "extreme"]
+DEVICES = {
+    "gpu": GPU_DEVICE,
+    "gpu-x2": GPU_DEVICE | {"count": 2},
+    "cpu": CPU_DEVICE,
+    "cpu-bf16": CPU_DEVICE | {"cpu_flags": ["avx512_bf16", "amx_bf16"]},
+}
+
+
+def every_sentence(doc) -> list[str]:
+    device = doc["device"]
+    found = list(summary.lines(doc))
+    for view in analysis.analyze(doc).values():
+        for group in view.groups:
+            found.append(conclusions.conclusion(group, device))
+            for row in group.rows:
+                found.append(conclusions.ratio_cell(row, device, view.page))
+                found.append(conclusions.previous_cell(row, device, view.page))
+        found += [conclusions.break_even_sentence(result) for result in view.break_evens()]
+    return found
+
+
+@pytest.mark.parametrize("device", DEVICES)
+@pytest.mark.parametrize("scenario", SCENARIOS)
+def test_no_conclusion_contradicts_itself_or_prints_a_parenthesised_particle(scenario, device):
+    doc = full_document(ROOT, DEVICES[device], scenario)
+    sentences = every_sentence(doc)
+    kinds = {g.spec.conclusion for v in analysis.analyze(doc).values() for g in v.groups}
+    assert kinds == set(registry.CONCLUSIONS)  # 모든 종류의 결론을 썼습니다
+    bad = [s for s in sentences if FORBIDDEN.search(s)]
+    assert bad == []
+
+
+def test_the_scan_can_fail():
+    assert FORBIDDEN.search("‘bf16’이(가) 0.83배(느려짐) 빠릅니다")
+    assert FORBIDDEN.search("활성값은 400 → 643 MiB로 -61% 줄었습니다")
+    assert FORBIDDEN.search("기준의 inf배") and not FORBIDDEN.search("torch.inference_mode()")
+    assert FORBIDDEN.search("AVX-512 BF16와 AMX")  # "비에프십육"에는 받침이 있습니다
