@@ -5,6 +5,8 @@
 시간의 천장은 따로 없습니다: 체크포인팅은 순전파를 한 번 더 하는 값을 치릅니다.
 """
 
+import functools
+
 import pytest
 import torch
 
@@ -37,7 +39,10 @@ def test_train_step(compare, bench_device, size_key):
                     per_call={"tokens": size["batch"] * size["seq_len"]})  # fmt: skip
     for name, (forward, role) in VARIANTS.items():
         model, x, y = ck.make_inputs(bench_device, **size, dtype=DTYPES[dtype_name])
-        saved = ck.saved_activation_bytes(model, forward, x, y) / 2**20
+        saved = (
+            ck.saved_activation_bytes(model, functools.partial(ck.loss_of, model, forward, x, y))
+            / 2**20
+        )
         ck.train_step(model, forward, x, y)  # 첫 스텝의 변화도 할당을 최고 메모리에서 뺍니다.
         group.add(name, ck.train_step, model, forward, x, y, role=role,
                   metrics={"saved_activation_mib": saved})  # fmt: skip

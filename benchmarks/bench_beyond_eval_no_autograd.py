@@ -12,6 +12,7 @@
 import pytest
 import torch
 
+from snippets import beyond_checkpointing as ck
 from snippets import beyond_eval_no_autograd as ev
 
 PAGE = "no-autograd-eval"
@@ -50,22 +51,9 @@ def setup(config, device):
     return model, [(x.to(device), y.to(device)) for x, y in batches]
 
 
-def saved_activation_mib(fn, *args):
-    """fn이 역전파용으로 저장한 텐서의 크기(MiB)입니다. 가중치는 세지 않습니다."""
-    model = args[0]
-    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen = set()
-
-    def pack(tensor):
-        if tensor.untyped_storage().data_ptr() not in weights:
-            # 같은 텐서를 여러 연산이 저장해도 한 번만 셉니다.
-            seen.add((tensor.data_ptr(), tensor.nelement() * tensor.element_size()))
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        result = fn(*args)
-    del result
-    return sum(nbytes for _, nbytes in seen) / 2**20
+def saved_activation_mib(fn, model, batches):
+    """평가가 역전파용으로 저장한 활성값(MiB). 셈은 활성화 체크포인팅 페이지의 함수로 합니다."""
+    return ck.saved_activation_bytes(model, lambda: fn(model, batches)) / 2**20
 
 
 @pytest.mark.measures("eval")

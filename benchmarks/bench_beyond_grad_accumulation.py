@@ -24,6 +24,7 @@ import torch
 import torch.distributed as dist
 from torch.nn.parallel import DistributedDataParallel
 
+from snippets import beyond_checkpointing as ck
 from snippets import beyond_grad_accumulation as ga
 
 PAGE = "grad-accumulation"
@@ -55,24 +56,11 @@ START_METHOD = "fork" if sys.platform == "linux" else "spawn"
 
 
 def saved_activation_mib(model, x, y):
-    """순전파 한 번이 역전파를 위해 저장하는 활성값의 크기(MiB)입니다. 가중치는 세지 않습니다.
-
-    누적에서는 한 번에 마이크로배치 하나의 그래프만 살아 있으므로(backward가 풀어 줍니다),
-    마이크로배치 하나로 잰 값이 필요한 활성값 메모리입니다.
-    """
-    weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
-    seen = set()
-
-    def pack(tensor):
-        if tensor.untyped_storage().data_ptr() not in weights:
-            # 같은 텐서를 여러 연산이 저장해도 한 번만 셉니다. 마이크로배치는 전체 배치의 뷰라서
-            # 저장소 전체가 아니라 텐서 자신의 바이트를 셉니다.
-            seen.add((tensor.data_ptr(), tensor.nelement() * tensor.element_size()))
-        return tensor
-
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        ga.token_loss(model(x), y)
-    return sum(nbytes for _, nbytes in seen) / 2**20
+    """순전파 한 번이 역전파를 위해 저장하는 활성값(MiB). 누적에서는 한 번에 마이크로배치 하나의
+    그래프만 살아 있으므로 마이크로배치 하나로 잽니다. 마이크로배치는 전체 배치의 뷰라서 복사해
+    넘깁니다(셈은 저장소 단위라, 뷰를 넘기면 전체 배치를 셉니다)."""
+    x, y = x.clone(), y.clone()
+    return ck.saved_activation_bytes(model, lambda: ga.token_loss(model(x), y)) / 2**20
 
 
 def single_process_setup(size, device):

@@ -19,6 +19,7 @@ import torch
 from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
 from benchmarks import ceilings, provenance
+from snippets import beyond_checkpointing as ck
 from snippets import capstone_gpt as cap
 
 PAGE = "capstone"
@@ -157,21 +158,14 @@ def test_leave_one_out(compare, bench_device, size_key):
 
 
 def saved_activation_mib(job):
-    """순전파 한 번이 역전파를 위해 저장하는 텐서의 크기(MiB). 가중치는 뺍니다."""
-    weights = {p.untyped_storage().data_ptr() for p in job.model.parameters()}
-    saved = {}
-
-    def pack(tensor):
-        storage = tensor.untyped_storage()
-        if storage.data_ptr() not in weights:
-            saved[storage.data_ptr()] = storage.nbytes()
-        return tensor
-
+    """순전파 한 번이 역전파를 위해 저장하는 활성값(MiB). 셈은 활성화 체크포인팅 페이지의 함수로."""
     x, y = cap.to_device(next(job.batches), job.stage, job.device)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
+
+    def forward():
         with cap.matmul_precision(job.stage), cap.autocast(job.device, job.stage):
-            job.model(x, y)
-    return sum(saved.values()) / 2**20
+            return job.model(x, y)
+
+    return ck.saved_activation_bytes(job.model, forward) / 2**20
 
 
 @pytest.mark.measures("checkpointing")

@@ -109,20 +109,26 @@ def forward_checkpointed_reentrant(blocks, x):
 def train_step(model, forward, x, y):
     """학습 한 스텝의 순전파와 역전파입니다. forward는 forward_plain 또는 forward_checkpointed."""
     model.zero_grad(set_to_none=True)
-    loss = F.mse_loss(model.head(forward(model.blocks, x)), y)
+    loss = loss_of(model, forward, x, y)
     loss.backward()
     return loss.detach()
+
+
+def loss_of(model, forward, x, y):
+    """순전파와 손실. forward는 forward_plain 또는 forward_checkpointed입니다."""
+    return F.mse_loss(model.head(forward(model.blocks, x)), y)
 
 
 # --8<-- [end:step]
 
 
 # --8<-- [start:measure]
-def saved_activation_bytes(model, forward, x, y):
-    """역전파를 위해 저장되는 텐서의 바이트를 셉니다(가중치는 빼고, 같은 저장소는 한 번만).
+def saved_activation_bytes(model, forward_pass):
+    """forward_pass()가 역전파를 위해 저장하는 텐서의 바이트(가중치는 빼고, 같은 저장소는 한 번만).
 
-    autograd가 텐서를 저장할 때마다 pack 훅이 불립니다. 시간이 아니라 바이트를 세므로
-    CPU에서도 정확하고, 다른 프로세스가 돌고 있어도 값이 흔들리지 않습니다.
+    autograd가 텐서를 저장할 때마다 pack 훅이 불립니다. 시간이 아니라 바이트를 세므로 CPU에서도
+    정확하고, 다른 프로세스가 돌고 있어도 값이 흔들리지 않습니다. 역전파는 하지 않으므로 변화도가
+    남지 않고, 돌려준 손실이 사라지면 그래프도 풀립니다.
     """
     weights = {p.untyped_storage().data_ptr() for p in model.parameters()}
     saved = {}
@@ -134,9 +140,7 @@ def saved_activation_bytes(model, forward, x, y):
         return tensor
 
     with torch.autograd.graph.saved_tensors_hooks(pack, lambda tensor: tensor):
-        loss = F.mse_loss(model.head(forward(model.blocks, x)), y)
-    loss.backward()
-    model.zero_grad(set_to_none=True)
+        forward_pass()
     return sum(saved.values())
 
 
@@ -189,7 +193,9 @@ def main(device="cpu"):
         )
         seconds = timer.blocked_autorange(min_run_time=0.3).median
         base_s = base_s or seconds
-        mib = saved_activation_bytes(model, forward, x, y) / 2**20
+        mib = (
+            saved_activation_bytes(model, functools.partial(loss_of, model, forward, x, y)) / 2**20
+        )
         line = (
             f"{label}: 한 스텝 {seconds * 1e3:.2f} ms (없음 대비 {seconds / base_s:.2f}배 시간), "
             f"저장한 활성값 {mib:.2f} MiB"

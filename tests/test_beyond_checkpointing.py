@@ -42,13 +42,17 @@ def test_checkpointed_step_gives_the_same_loss_and_gradients(name, shape, dtype)
         torch.testing.assert_close(g_ck, g_plain, rtol=0, atol=0)
 
 
+def saved(model, forward, x, y):
+    return ck.saved_activation_bytes(model, lambda: ck.loss_of(model, forward, x, y))
+
+
 @pytest.mark.parametrize("shape", SHAPES)
 def test_saved_activation_bytes_are_exactly_the_block_inputs(shape):
     d_model, num_blocks, batch, seq_len = shape
     model, x, y = ck.make_inputs("cpu", d_model, num_blocks, batch, seq_len)
     tokens, fp32 = batch * seq_len, 4
-    plain = ck.saved_activation_bytes(model, ck.forward_plain, x, y)
-    checkpointed = ck.saved_activation_bytes(model, ck.forward_checkpointed, x, y)
+    plain = saved(model, ck.forward_plain, x, y)
+    checkpointed = saved(model, ck.forward_checkpointed, x, y)
     # 체크포인팅: 블록마다 입력 하나(d)만 남고, 출력 계층의 입력과 손실 계산의 텐서가 더해집니다.
     # 없음: 블록마다 입력(d), LayerNorm 출력(d)과 통계(평균, 표준편차의 역수),
     # 첫 Linear 출력(4d), GELU 출력(4d)이 남습니다.
@@ -58,7 +62,7 @@ def test_saved_activation_bytes_are_exactly_the_block_inputs(shape):
     assert checkpointed == num_blocks * tokens * d_model * fp32 + outside
     assert checkpointed < plain
     # 저장하는 것이 없도록 한 번 더 불러도 값이 같습니다(가중치 변화도도 남기지 않습니다).
-    assert ck.saved_activation_bytes(model, ck.forward_plain, x, y) == plain
+    assert saved(model, ck.forward_plain, x, y) == plain
     assert all(p.grad is None for p in model.parameters())
 
 
@@ -104,9 +108,9 @@ def test_lightning_fsdp_policy_checkpoints_the_given_block_class():
 
 def test_every_other_block_saves_between_none_and_all():
     model, x, y = ck.make_inputs("cpu", 16, 4, 2, 8)
-    plain = ck.saved_activation_bytes(model, ck.forward_plain, x, y)
-    every = ck.saved_activation_bytes(model, ck.forward_checkpointed, x, y)
-    other = ck.saved_activation_bytes(model, FORWARDS["every-other"], x, y)
+    plain = saved(model, ck.forward_plain, x, y)
+    every = saved(model, ck.forward_checkpointed, x, y)
+    other = saved(model, FORWARDS["every-other"], x, y)
     assert every < other < plain
 
 
