@@ -1,0 +1,407 @@
+"""누구나 읽을 수 있는 사이트(P11)를, 배포되는 그대로 띄워 남이 만든 도구로 확인합니다.
+
+- axe-core(axe-playwright-python이 싣고 오는 axe.min.js, requirements.txt에 버전 고정): 모든
+  페이지를 두 너비(1280, 390)에서 기본 규칙 전부로, 밝은 화면(default)에서는 색에 따라 결과가
+  달라지는 규칙(색 대비, 본문 속 링크 구별)으로 한 번 더 검사해 critical·serious 위반이 없어야
+  합니다. 두 색 구성은 DOM과 ARIA가 같고 색만 다르므로 나머지 규칙은 두 번 돌려도 결과가 같습니다.
+  규칙을 꺼서 통과시키지 않습니다.
+- 사이트는 GitHub Pages처럼 site_url의 경로(/seven-tips/) 아래에서 띄우고, 없는 주소에는 404.html을
+  돌려줍니다. 그 아래에서 모든 페이지(404 포함)의 내부 링크, 파일, 앵커가 살아 있어야 합니다.
+- 빌드된 `<meta name="description">`이 mkdocs.yml의 site_description과 같고, 제목은 70자 이하입니다.
+- 차트 글자는 휴대폰에서도 그려진 크기로 11px 이상이고, file://로 열어도 스타일과 링크가 살아
+  있습니다(P6, USB 메모리).
+
+브라우저 검사는 모두 한 Chromium에서 한 번에 돌리고(모듈 fixture), 페이지 여러 개를 동시에 엽니다.
+2코어에서 axe가 가장 오래 걸리는 부분이라 CPU 수만큼 나눠 돌립니다.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import http.server
+import json
+import os
+import re
+import threading
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from importlib import resources
+from pathlib import Path
+from urllib.error import HTTPError
+from urllib.parse import unquote, urljoin, urlsplit
+from urllib.request import urlopen
+
+import pytest
+import yaml
+
+from guide import registry
+from tests.site_build import ROOT
+from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORTS, missing_browser_reason
+
+SCHEMES = ("slate", "default")  # 첫 방문의 기본값(어두운 화면)이 먼저입니다
+# 색 구성에 따라 결과가 달라지는 axe 규칙. 첫 색 구성에서는 모든 규칙을 돌립니다.
+COLOUR_RULES = ["color-contrast", "link-in-text-block"]
+# axe가 심각하다고 보는 등급. moderate·minor는 보고만 합니다(Material이 만드는 것이 남아 있습니다).
+BLOCKING = {"critical", "serious"}
+MIN_CHART_TEXT_PX = 11
+MAX_TITLE = 70
+NOT_FOUND_PROBE = "no/such/page.html"
+
+
+def mkdocs_config() -> dict:
+    """mkdocs.yml을 읽습니다. !ENV, !relative 같은 태그는 값 대신 None으로 둡니다."""
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
+    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+
+
+CONFIG = mkdocs_config()
+SUBPATH = urlsplit(CONFIG["site_url"]).path  # "/seven-tips/"
+
+
+def page_paths() -> list[str]:
+    """빌드 없이 아는 모든 페이지: docs/의 Markdown, 레지스트리의 노트북, 404."""
+    pages = [
+        p.relative_to(ROOT / "docs").with_suffix(".html").as_posix()
+        for p in (ROOT / "docs").rglob("*.md")
+    ]
+    pages += [f"notebooks/{page.snippet}.html" for page in registry.load()]
+    return sorted(pages) + ["404.html"]
+
+
+PAGES = page_paths()
+
+
+# --- GitHub Pages처럼 하위 경로 아래에서 띄우기 ---------------------------------------------
+
+
+class SubPathHandler(http.server.SimpleHTTPRequestHandler):
+    """SUBPATH 아래만 사이트로 보내고, 없는 주소에는 사이트의 404.html을 404로 돌려줍니다."""
+
+    def log_message(self, format, *args):
+        pass
+
+    def translate_path(self, path):
+        path = urlsplit(path).path
+        if not path.startswith(SUBPATH):
+            return str(Path(self.directory) / "\0없음")
+        return super().translate_path("/" + path[len(SUBPATH) :])
+
+    def send_error(self, code, message=None, explain=None):
+        page = Path(self.directory) / "404.html"
+        if code != 404 or not page.is_file():
+            return super().send_error(code, message, explain)
+        body = page.read_bytes()
+        self.send_response(404)
+        self.send_header("Content-Type", "text/html; charset=utf-8")
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+
+@pytest.fixture(scope="module")
+def served(built_site):
+    """built_site를 http://127.0.0.1:<빈 포트>/seven-tips/ 에서 띄우고 그 주소를 돌려줍니다."""
+    handler = functools.partial(SubPathHandler, directory=str(built_site))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    yield f"http://127.0.0.1:{server.server_port}{SUBPATH}"
+    server.shutdown()
+    server.server_close()
+
+
+# --- 한 Chromium에서 모든 브라우저 검사 ---------------------------------------------------
+
+
+@dataclass
+class BrowserFindings:
+    axe_version: str = ""
+    # (페이지, 너비 이름, 색 구성) → axe 위반 목록
+    violations: dict[tuple[str, str, str], list[dict]] = field(default_factory=dict)
+    # (페이지, 너비 이름) → 차트 글자의 가장 작은 그려진 크기(px). 차트가 없으면 없음
+    chart_text_px: dict[tuple[str, str], float] = field(default_factory=dict)
+    file_url_problems: list[str] = field(default_factory=list)
+
+
+def axe_source() -> str:
+    return (resources.files("axe_playwright_python") / "axe.min.js").read_text(encoding="utf-8")
+
+
+def palette_of(site_dir: Path, scheme: str) -> dict:
+    """빌드된 페이지의 색 구성 단추에서 Material이 localStorage에 저장하는 값을 만듭니다."""
+    html = (site_dir / "index.html").read_text(encoding="utf-8")
+    for index, tag in enumerate(re.findall(r'<input class="md-option"[^>]*>', html)):
+        attrs = dict(re.findall(r'data-md-color-(\w+)="([^"]*)"', tag))
+        if attrs["scheme"] == scheme:
+            return {"index": index, "color": attrs}
+    raise AssertionError(f"색 구성 {scheme}의 단추가 없습니다")
+
+
+# 그려진 차트 글자 크기: SVG 안의 글자 크기(사용자 단위)에 SVG가 줄어든 비율을 곱합니다.
+CHART_TEXT_JS = """() => {
+  const sizes = [];
+  for (const svg of document.querySelectorAll('.result-chart svg')) {
+    const box = svg.viewBox.baseVal;
+    const scale = svg.getBoundingClientRect().width / (box && box.width ? box.width : 1);
+    for (const text of svg.querySelectorAll('text')) {
+      sizes.push(parseFloat(getComputedStyle(text).fontSize) * scale);
+    }
+  }
+  return sizes.length ? Math.min(...sizes) : null;
+}"""
+
+# file://로 연 홈: 스타일시트가 적용되었고(머리글 색), 메뉴 링크가 가리키는 파일이 모두 있습니다.
+FILE_URL_JS = """() => ({
+  sheets: [...document.styleSheets].filter(s => s.href).length,
+  header: getComputedStyle(document.querySelector('.md-header')).backgroundColor,
+  links: [...document.querySelectorAll('.md-nav--primary a.md-nav__link')].map(a => a.href),
+})"""
+
+
+async def scan_site(served_url: str, site_dir: Path) -> BrowserFindings:
+    from playwright.async_api import async_playwright
+
+    findings = BrowserFindings()
+    axe = axe_source()
+    jobs: asyncio.Queue = asyncio.Queue()
+    # 큰 페이지부터 나눠 주어, 코드가 많은 페이지 하나가 끝에 혼자 남지 않게 합니다.
+    for page_path in sorted(PAGES, key=lambda p: -(site_dir / p).stat().st_size):
+        for viewport in VIEWPORTS:
+            for scheme in SCHEMES:
+                jobs.put_nowait((page_path, viewport, scheme))
+
+    async with async_playwright() as playwright:
+        browser = await playwright.chromium.launch(
+            executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
+        )
+
+        async def open_tab(viewport: str, scheme: str):
+            context = await browser.new_context(viewport=VIEWPORTS[viewport])
+            palette = json.dumps(json.dumps(palette_of(site_dir, scheme)))
+            # Material은 색 구성을 "<사이트 경로>.__palette"에 저장하고 첫 그림 전에 읽습니다.
+            await context.add_init_script(f"localStorage.setItem('{SUBPATH}.__palette', {palette})")
+            await context.add_init_script(axe)
+            return await context.new_page()
+
+        async def worker():
+            tabs = {}
+            while not jobs.empty():
+                page_path, viewport, scheme = jobs.get_nowait()
+                if (viewport, scheme) not in tabs:
+                    tabs[viewport, scheme] = await open_tab(viewport, scheme)
+                tab = tabs[viewport, scheme]
+                url = served_url + (NOT_FOUND_PROBE if page_path == "404.html" else page_path)
+                await tab.goto(url, wait_until="load")
+                shown = await tab.get_attribute("body", "data-md-color-scheme")
+                assert shown == scheme, f"{page_path}: 색 구성이 {scheme}이 아니라 {shown}입니다"
+                options = {"resultTypes": ["violations"]}
+                if scheme != SCHEMES[0]:
+                    options["runOnly"] = COLOUR_RULES
+                result = await tab.evaluate("options => axe.run(document, options)", options)
+                findings.axe_version = result["testEngine"]["version"]
+                findings.violations[page_path, viewport, scheme] = result["violations"]
+                if scheme == SCHEMES[0]:
+                    findings.chart_text_px[page_path, viewport] = await tab.evaluate(CHART_TEXT_JS)
+            for tab in tabs.values():
+                await tab.context.close()
+
+        await asyncio.gather(*(worker() for _ in range(max(1, os.cpu_count() or 1))))
+
+        context = await browser.new_context()
+        tab = await context.new_page()
+        failed = []
+        tab.on("requestfailed", lambda request: failed.append(request.url))
+        await tab.goto((site_dir / "index.html").as_uri(), wait_until="load")
+        state = await tab.evaluate(FILE_URL_JS)
+        if state["sheets"] < 3 or state["header"] in ("", "rgba(0, 0, 0, 0)"):
+            findings.file_url_problems.append(f"스타일이 적용되지 않았습니다: {state}")
+        for link in state["links"]:
+            target = Path(unquote(urlsplit(link).path))
+            if not link.startswith("file://") or not target.is_file():
+                findings.file_url_problems.append(f"메뉴 링크가 파일을 가리키지 않습니다: {link}")
+        findings.file_url_problems += [f"요청 실패: {url}" for url in failed]
+        await context.close()
+        await browser.close()
+    return findings
+
+
+@pytest.fixture(scope="module")
+def findings(served, built_site) -> BrowserFindings:
+    reason = missing_browser_reason()
+    try:
+        axe_source()
+    except ModuleNotFoundError:
+        reason = reason or "axe-core가 없습니다: pip install -r requirements.txt"
+    if reason:
+        if os.environ.get("CI") == "true":
+            pytest.fail(f"CI에서는 접근성 검사를 건너뛸 수 없습니다. {reason}")
+        pytest.skip(f"접근성 검사를 건너뜁니다. {reason}")
+    return asyncio.run(scan_site(served, built_site))
+
+
+def describe(violation: dict) -> str:
+    nodes = violation["nodes"]
+    where = "; ".join(" ".join(map(str, n["target"])) for n in nodes[:3])
+    summary = nodes[0].get("failureSummary", "").replace("\n", " ")[:300] if nodes else ""
+    return f"{violation['id']}({violation['impact']}, {len(nodes)}곳): {where} — {summary}"
+
+
+@pytest.mark.parametrize("page_path", PAGES)
+def test_axe_finds_no_critical_or_serious_violation(findings, page_path):
+    problems = [
+        f"{viewport}/{scheme}: {describe(v)}"
+        for viewport in VIEWPORTS
+        for scheme in SCHEMES
+        for v in findings.violations[page_path, viewport, scheme]
+        if v["impact"] in BLOCKING
+    ]
+    assert problems == [], f"axe-core {findings.axe_version}"
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+def test_chart_text_stays_legible_at_both_widths(findings, viewport):
+    sizes = {p: px for (p, v), px in findings.chart_text_px.items() if v == viewport and px}
+    if not sizes:
+        pytest.skip("results/에 측정이 없어 그린 차트가 없습니다")
+    small = {p: round(px, 1) for p, px in sizes.items() if px < MIN_CHART_TEXT_PX}
+    assert small == {}, f"{viewport}에서 차트 글자가 {MIN_CHART_TEXT_PX}px보다 작습니다"
+
+
+def test_site_opened_from_files_keeps_styles_and_links(findings):
+    assert findings.file_url_problems == []
+
+
+# --- 하위 경로 아래의 링크 ------------------------------------------------------------------------
+
+
+class References(HTMLParser):
+    """페이지가 가리키는 주소(a, link, script, img, source, iframe)와 페이지 안의 id를 모읍니다."""
+
+    ATTRS = {"a": "href", "link": "href", "script": "src", "img": "src", "source": "src",
+             "iframe": "src"}  # fmt: skip
+
+    def __init__(self):
+        super().__init__()
+        self.refs: list[str] = []
+        self.ids: set[str] = set()
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        for name in ("id", "name"):
+            if attrs.get(name):
+                self.ids.add(attrs[name])
+        ref = attrs.get(self.ATTRS.get(tag, ""))
+        if ref:
+            self.refs.append(ref)
+
+
+def fetch(url: str) -> tuple[int, bytes]:
+    try:
+        with urlopen(url, timeout=10) as response:
+            return response.status, response.read()
+    except HTTPError as error:
+        return error.code, error.read()
+
+
+def test_no_broken_internal_link_when_served_under_the_sub_path(served, built_site):
+    """GitHub Pages처럼 /seven-tips/ 아래에 올렸을 때, 404를 포함한 모든 페이지의 내부 링크와
+    앵커가 살아 있는지 HTTP로 확인합니다. 404 페이지는 깊은 없는 주소에서 엽니다."""
+    origin = urlsplit(served)
+    pages = [p.relative_to(built_site).as_posix() for p in built_site.rglob("*.html")]
+    pages = [p for p in pages if p != "404.html"] + [f"a/b/{NOT_FOUND_PROBE}"]
+    parsed: dict[str, References] = {}
+    targets: dict[str, set[str]] = {}  # 대상 주소(앵커 없이) → 그 주소를 가리키는 곳
+    fragments: list[tuple[str, str, str]] = []
+    for page in pages:
+        url = served + page
+        status, body = fetch(url)
+        expected = 404 if page.endswith(NOT_FOUND_PROBE) else 200
+        assert status == expected, f"{url}: {status}"
+        refs = References()
+        refs.feed(body.decode("utf-8"))
+        parsed[url] = refs
+        for ref in refs.refs:
+            absolute = urljoin(url, ref)
+            split = urlsplit(absolute)
+            if split.scheme not in ("http", "https") or split.netloc != origin.netloc:
+                continue
+            target = split._replace(fragment="").geturl()
+            targets.setdefault(target, set()).add(page)
+            if split.fragment:
+                fragments.append((page, target, unquote(split.fragment)))
+    assert len(targets) > 50, "링크를 거의 찾지 못했습니다"
+    broken = []
+    for target, sources in sorted(targets.items()):
+        if target in parsed:
+            continue
+        status, body = fetch(target)
+        if status != 200:
+            broken.append(f"{target} ({status}) ← {sorted(sources)[:3]}")
+        elif urlsplit(target).path.endswith(".html"):
+            parsed[target] = References()
+            parsed[target].feed(body.decode("utf-8"))
+    for page, target, fragment in fragments:
+        if target in parsed and fragment not in parsed[target].ids:
+            broken.append(f"{page} → {target}#{fragment} (앵커 없음)")
+    assert broken == []
+
+
+# --- 메타데이터 -----------------------------------------------------------------------------------
+
+
+class Head(HTMLParser):
+    def __init__(self):
+        super().__init__()
+        self.description: str | None = None
+        self.title = ""
+        self._in_title = False
+
+    def handle_starttag(self, tag, attrs):
+        attrs = dict(attrs)
+        if tag == "meta" and attrs.get("name") == "description":
+            self.description = attrs.get("content")
+        self._in_title = tag == "title"
+
+    def handle_endtag(self, tag):
+        self._in_title = False
+
+    def handle_data(self, data):
+        if self._in_title:
+            self.title += data
+
+
+def built_heads(site_dir: Path) -> dict[str, Head]:
+    heads = {}
+    for path in sorted(site_dir.rglob("*.html")):
+        head = Head()
+        head.feed(path.read_text(encoding="utf-8"))
+        heads[path.relative_to(site_dir).as_posix()] = head
+    return heads
+
+
+def test_meta_description_is_the_whole_site_description(built_site):
+    # 곧은 큰따옴표가 있으면 브라우저와 검색 엔진은 content를 거기서 끊어 읽습니다.
+    expected = " ".join(CONFIG["site_description"].split())
+    heads = built_heads(built_site)
+    assert {p: h.description for p, h in heads.items() if h.description != expected} == {}
+
+
+def test_page_titles_fit_in_seventy_characters(built_site):
+    long = {p: h.title for p, h in built_heads(built_site).items() if len(h.title) > MAX_TITLE}
+    assert long == {}
+
+
+def test_deployed_address_and_korean_permalink_title(built_site):
+    index = (built_site / "index.html").read_text(encoding="utf-8")
+    assert f'<link rel="canonical" href="{CONFIG["site_url"]}index.html">' in index
+    extensions = [ext for ext in CONFIG["markdown_extensions"] if isinstance(ext, dict)]
+    permalink = next(ext["toc"] for ext in extensions if "toc" in ext)["permalink_title"]
+    assert f'title="{permalink}"' in (built_site / "tips" / "01-num-workers.html").read_text(
+        encoding="utf-8"
+    )
+    assert "Permanent link" not in index
