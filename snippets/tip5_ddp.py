@@ -276,7 +276,7 @@ def compare(ddp_grads, reference):
     return max((ddp_grads[name] - ref).abs().max().item() for name, ref in reference.items())
 
 
-def main(device="auto", world_size=2):
+def main(device="cpu", world_size=2):
     device_type = pick_ddp_device_type(device, world_size)
     backend = "nccl" if device_type == "cuda" else "gloo"
     print(f"장치: {device_type}, 프로세스 {world_size}개, 통신 백엔드: {backend}")
