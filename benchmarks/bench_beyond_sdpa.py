@@ -25,6 +25,7 @@ DTYPES = {"fp32": torch.float32, "bf16": torch.bfloat16}
 # 천장 행렬 곱의 크기 n(n×n @ n×n).
 MATMUL_SIZES = {"cuda": 8192, "cpu": 1024, "quick": 64}
 
+
 def attention_flops(batch, heads, seq_len, head_dim):
     """순전파+역전파의 행렬 곱 연산 수. 인과 마스크로 건너뛰는 절반도 셉니다(FlopCounterMode와
     같은 값인지 tests/test_beyond_sdpa.py가 확인합니다): 순전파는 QKᵀ와 (점수)V 두 번의 곱(각

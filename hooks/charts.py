@@ -201,7 +201,7 @@ def overview_chart(name: str, labels: list[str], devices: dict[str, dict[str, li
         ax = figure.subplots()
         for index, label in enumerate(labels):
             ax.text(0, index * pitch, label, va="center", ha="left", fontsize=9)
-        for index, (device, bars) in enumerate(devices.items()):
+        for index, bars in enumerate(devices.values()):
             for row, label in enumerate(labels):
                 position = row * pitch + label_row + index * width
                 if label not in bars:

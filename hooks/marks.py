@@ -18,9 +18,7 @@ from mkdocs.exceptions import PluginError
 
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 # 이름이 있는 표시: 파일 이름과 테스트 함수 이름(클래스 안이면 Class::test).
-MARK = re.compile(
-    r"\(✓ 테스트(?P<cuda>, CUDA)?: (?P<file>test_\w+\.py)::(?P<name>\w+(?:::\w+)?)\)"
-)
+MARK = re.compile(r"\(✓ 테스트(?P<cuda>, CUDA)?: (?P<file>test_\w+\.py)::(?P<name>\w+(?:::\w+)?)\)")
 # 모든 표시의 시작. MARK와 맞지 않는 것은 이름이 없거나 형식이 틀린 표시입니다.
 ANY_MARK = re.compile(r"\(✓ 테스트[^)]*\)")
 

@@ -102,8 +102,9 @@ def scrollable_tables(content: str) -> str:
     """Markdown 표를 키보드로 닿고 이름이 있는 스크롤 영역으로 감쌉니다.
 
     좁은 화면에서 넓은 표는 그 안에서 옆으로 스크롤되는데, 스크롤되는 영역은 키보드로 초점을 받을 수
-    있어야 하고(axe scrollable-region-focusable) 화면 낭독기가 읽을 이름이 있어야 합니다. 이름은 바로
-    앞 제목에서 가져오고, 같은 제목 아래 표가 여럿이면 번호를 붙여 랜드마크 이름이 겹치지 않게 합니다.
+    있어야 하고(axe scrollable-region-focusable) 화면 낭독기가 읽을 이름이 있어야 합니다. 이름은
+    바로 앞 제목에서 가져오고, 같은 제목 아래 표가 여럿이면 번호를 붙여 랜드마크 이름이 겹치지
+    않게 합니다.
     """
     heading, used = "", Counter()
 

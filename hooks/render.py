@@ -384,6 +384,14 @@ def overview(devices: list[Device], verified: list[registry.Page], url) -> str:
     )
 
 
+def headline_summary(view: analysis.PageView) -> str:
+    """전체 결과 페이지의 대표 결과: 홈의 개요와 같은 묶음(레지스트리의 overview 첫 항목)."""
+    preferred = [item["group"] for item in view.page.overview]
+    groups = sorted(view.groups, key=lambda g: preferred.index(g.key) if g.key in preferred else 99)
+    group = next((g for g in groups if g.headline and g.headline.ratio), None)
+    return f"{group.title}: {group.headline.ratio.text()}" if group else "재지 않음"
+
+
 def all_results(devices: list[Device], url) -> str:
     views = []
     for device in devices:
@@ -395,8 +403,7 @@ def all_results(devices: list[Device], url) -> str:
             elif not view.measured:
                 summary, state = "아직 재지 않음", "—"
             else:
-                group = next((g for g in view.groups if g.headline and g.headline.ratio), None)
-                summary = f"{group.title}: {group.headline.ratio.text()}" if group else "재지 않음"
+                summary = headline_summary(view)
                 state = "코드가 바뀐 뒤 다시 재지 않음" if view.stale else "측정한 코드 그대로"
                 state += f" ({view.section['measured']['date'][:10]})"
             pages.append({"url": url(page.doc), "heading": page.heading, "summary": summary,
