@@ -1,28 +1,67 @@
-"""hooks/results.py와 hooks/render.py의 테스트: 결과 파일의 숫자가 한국어 이름, 단위, 결론과 함께
-빌드한 HTML에 나오는지, 바깥에서 온 결과 파일이 페이지에 마크업을 넣거나 빌드를 traceback으로
-멈추게 할 수 없는지 확인합니다."""
+"""hooks/results.py와 hooks/render.py의 테스트: 결과 파일(스키마 3)의 숫자가 한국어 이름, 단위,
+구간, 결론과 함께 빌드한 HTML에 나오는지, 바깥에서 온 결과 파일이 페이지에 마크업을 넣거나 빌드를
+traceback으로 멈추게 할 수 없는지(P9, 이슈 21) 확인합니다.
+
+빌드는 느리므로 한 번에 모읍니다: GPU, CPU, 마크업을 심은 GPU 세 장치의 결과로 한 번(쓸 수 없는
+캐시 폴더로), 거절해야 하는 파일로 한 번. 나머지는 훅의 함수를 같은 프로세스에서 부릅니다.
+"""
 
 from __future__ import annotations
 
+import copy
 import json
 import re
 import shutil
 from html import unescape
+from html.parser import HTMLParser
 
 import pytest
 
-from benchmarks import results_file
 from guide import registry
-from tests.results_sample import SAMPLE_NAME, cpu_document, sample_document, write
+from hooks import cache, charts, render
+from hooks import results as results_hook
+from hooks.results_data import gpu_verified, load_devices
+from tests.results_sample import (
+    CPU_NAME,
+    GPU_DEVICE,
+    SAMPLE_NAME,
+    cpu_document,
+    sample_document,
+    tip4_section,
+    write_named,
+)
 from tests.site_build import ROOT, copy_project, mkdocs_build
+
+# 이름(120자, 인쇄 가능한 ASCII)에 들어갈 수 있는 마크업과, 한국어 이유(500자)에 넣을 긴 것.
+SHORT_PAYLOAD = '<script>alert("x1")</script><img src=x onerror=alert(2)>{: onmouseover=alert(4) }'
+PAYLOAD = (
+    SHORT_PAYLOAD + ' `code` $x^2$ [링크](javascript:alert(3)) --8<-- "mkdocs.yml" '
+    "<b onmouseover=alert(5)>굵게</b> </table></div>"
+)
+
+
+def hostile_document():
+    """검증을 통과하는 모든 글자 자리에 마크업을 넣은 세 번째 장치(GPU)."""
+    doc = sample_document(ROOT)
+    doc["device"].update(name=SHORT_PAYLOAD, cpu_model=SHORT_PAYLOAD, power_limit_w=None)
+    for section in doc["pages"].values():
+        section["measured"].update(platform=PAYLOAD[:200].encode("ascii", "ignore").decode(),
+                                   driver="<b onmouseover=alert(6)>")  # fmt: skip
+    doc["pages"]["tip5"]["not_measured"][0]["reason"] = PAYLOAD
+    excerpt = "```\n" + PAYLOAD + "\n```\n</code></pre>"
+    doc["pages"]["tip4"]["benchmarks"][1]["extra"] = {"report_excerpt": excerpt}
+    return doc
 
 
 def project_with(tmp_path, *docs):
     """결과 파일을 docs로 바꾼 프로젝트 복사본입니다. 파일 이름은 장치에서 정합니다."""
     project = copy_project(tmp_path / "project")
+    for name in ("constraints.txt", "requirements.txt"):  # 노트북의 설치 셀이 고정 버전을 읽습니다
+        shutil.copy(ROOT / name, project / name)
     shutil.rmtree(project / "results", ignore_errors=True)
+    (project / "results").mkdir()
     for doc in docs:
-        write(project / "results" / f"{results_file.results_name(doc['environment'])}.json", doc)
+        write_named(project / "results", doc)
     return project
 
 
@@ -41,28 +80,48 @@ def visible_text(html):
 
 @pytest.fixture(scope="module")
 def sample_site(tmp_path_factory):
-    """예시 결과 파일(GPU, CPU)로 빌드한 사이트. 팁 3의 스니펫은 측정 뒤에 바뀐 것으로 만듭니다."""
+    """예시 결과(GPU, CPU, 마크업을 심은 GPU)로 빌드한 사이트. 팁 3의 스니펫은 측정 뒤에 바뀐
+    것으로 만들고, 차트 캐시 폴더는 쓸 수 없는 자리(파일 아래)로 둡니다."""
     tmp_path = tmp_path_factory.mktemp("results-hook")
-    project = project_with(tmp_path, sample_document(ROOT), cpu_document(ROOT))
+    project = project_with(tmp_path, sample_document(ROOT), cpu_document(ROOT), hostile_document())
     changed = project / "snippets" / "tip3_avoid_syncs.py"
     changed.write_text(changed.read_text(encoding="utf-8") + "\n# 측정 뒤에 바뀐 줄\n", "utf-8")
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("캐시 폴더 자리에 파일이 있습니다", encoding="utf-8")
     site = tmp_path / "site"
-    result = mkdocs_build(project, site)
-    assert result.returncode == 0, result.stderr
+    result = mkdocs_build(project, site, XDG_CACHE_HOME=str(blocker / "cache"))
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "Traceback" not in result.stderr
     return site
 
 
-def test_page_shows_the_files_numbers_with_labels_units_and_provenance(sample_site):
+def test_an_unwritable_cache_folder_does_not_stop_the_build(sample_site):
+    # 빌드는 위 준비물에서 통과했고, 차트는 캐시 없이 그렸습니다.
+    assert "<svg" in page_text(sample_site, "tips/04-create-on-device.html")
+    assert (sample_site.parent / "not-a-folder").is_file()
+
+
+def test_page_shows_the_files_numbers_with_labels_units_intervals_and_provenance(sample_site):
     text = visible_text(page_text(sample_site, "tips/04-create-on-device.html"))
-    assert "‘장치에서 바로 만들기’이(가) ‘CPU에서 만든 뒤 복사’보다 2.75배 빠릅니다" in text
-    for number in ("7.37 ms", "2.68 ms", "110 µs", "36.4", "98.7", "3,210"):
-        assert number in text
-    assert "중앙값(텐서 1개당)" in text and "대역폭(GB/s)" in text and "천장 대비(%)" in text
-    assert "3%" in text  # 98.7 / 3210 GB/s
-    for fact in ("Test GPU 9000", "torch 2.99.0+cu999", "CUDA 99.9", "드라이버 999.12.34",
-                 "Python 3.99.1", "2031-04-05", "abcdef0123", "avx2 · avx512f"):  # fmt: skip
-        assert fact in text
-    assert "다시 측정되지 않았습니다" not in text.split("CPU 4코어")[0]
+    gpu = text[text.index("Test GPU 9000 (700 W)") : text.index("CPU 4코어 (Test CPU)")]
+    assert (
+        "‘장치에서 바로 만들기’의 속도는 ‘CPU에서 만든 뒤 복사’의 2.75배(95% 구간 2.70–2.81)로, "
+        "구간 전체가 기준의 ±5% 밖이라 빠릅니다" in gpu
+    )
+    for number in ("7.37 ms", "2.68 ms", "1.61 ms", "36.4", "98.7", "3,210", "2.75배 (2.70–2.81)"):
+        assert number in gpu, number
+    for header in (
+        "중앙값(텐서 1개당)",
+        "기준 대비 속도(95% 구간)",
+        "대역폭(GB/s)",
+        "천장 대비(%)",
+    ):
+        assert header in gpu, header
+    assert "3%" in gpu and "라운드 17번" in gpu  # 98.7 / 3210 GB/s
+    for fact in ("torch 2.99.0+cu999", "CUDA 99.9", "cuDNN 99901", "드라이버 999.12.34",
+                 "Python 3.99.1", "2031-04-05", "커밋 abcdef0123", "avx2 · avx512f"):  # fmt: skip
+        assert fact in gpu, fact
+    assert "다시 측정되지 않았습니다" not in gpu
 
 
 def results_tables(html):
@@ -73,15 +132,15 @@ def results_tables(html):
 @pytest.mark.parametrize("page", [p.doc.removesuffix(".md") + ".html" for p in registry.load()])
 def test_no_table_shows_identifiers_and_every_header_has_a_unit(sample_site, page):
     html = article(page_text(sample_site, page))
-    text = visible_text(html)
+    text = results_text(html)  # 본문의 "(✓ 테스트: test_…)" 표시는 빼고 결과 블록만 봅니다
     assert "test_" not in text and "[baseline]" not in text
-    for table in re.findall(
-        r'<div class="results-table"><table>.*?</table>', html, flags=re.DOTALL
-    ):
-        headers = re.findall(r"<th[^>]*>(.*?)</th>", table)
-        for header in headers[2:]:  # 방식, 역할 다음 열은 모두 단위가 있습니다
-            assert "(" in header or header == "IQR", header
-    assert len(results_tables(html)) == html.count('<div class="results-table"><table>')
+    for table in re.findall(r'<div class="results-table"><table>.*?</table>', html, re.DOTALL):
+        headers = [unescape(h) for h in re.findall(r"<th[^>]*>(.*?)</th>", table)]
+        if headers[:2] != ["방식", "역할"]:
+            continue
+        for header in headers[2:]:  # 방식, 역할 다음 열은 모두 단위나 구간을 밝힙니다
+            assert "(" in header or header == "마지막 손실", header
+    assert len(results_tables(html)) == html.count("<table>\n<caption>")
 
 
 def results_text(html):
@@ -94,29 +153,46 @@ def test_functions_and_pytest_ids_never_name_a_variant(sample_site):
     text = results_text(page_text(sample_site, "tips/03-avoid-syncs.html"))
     for identifier in ("train_reading_every_step", "item-every-step", "test_"):
         assert identifier not in text
-    assert "매 스텝 .item() 으로 읽기" in text or "매 스텝 .item()으로 읽기" in text
+    assert re.search(r"매 스텝 \.item\(\) ?으로 읽기", text)
 
 
-def test_changed_code_gets_the_stale_label(sample_site):
+def test_changed_code_gets_the_stale_label_and_keeps_the_old_numbers(sample_site):
     text = visible_text(page_text(sample_site, "tips/03-avoid-syncs.html"))
     assert "코드가 바뀐 뒤 다시 측정되지 않았습니다" in text
     assert "snippets/tip3_avoid_syncs.py (바뀜)" in text
-    assert "1.60배" in text  # 예전 숫자도 숨기지 않고, 표시와 함께 보여 줍니다
+    assert "1.60배 (1.55–1.66)" in text  # 예전 숫자도 숨기지 않고, 표시와 함께 보여 줍니다
 
 
 def test_a_mechanism_missing_on_a_device_reads_not_applicable(sample_site):
     text = visible_text(page_text(sample_site, "tips/04-create-on-device.html"))
-    cpu_part = text[text.index("CPU 4코어 (Test CPU)") :]
-    assert "이 장치에서는 해당 없음" in cpu_part
-    assert "차이 없음" in cpu_part  # CPU의 두 방식은 측정 오차 범위 안
+    cpu = text[text.index("CPU 4코어 (Test CPU)") :]
+    assert "이 장치에서는 해당 없음" in cpu
+    assert "차이 없음 (±3%)" in cpu and "빠릅니다" not in cpu.split("측정:")[0]
+
+
+def test_the_capstone_shows_the_previous_stage_column_and_no_slowdown_without_a_mechanism(
+    sample_site,
+):
+    html = page_text(sample_site, "capstone/01-all-together.html")
+    text = visible_text(html)
+    assert "앞 단계 대비(95% 구간)" in text
+    [tf32_row] = re.findall(r"<tr[^>]*>(?:(?!</tr>).)*4\. \+ TF32 행렬 곱.*?</tr>", html, re.S)
+    cells = visible_text(tf32_row)
+    assert cells.count("이 장치에서는 바뀌는 것 없음") == 2 and "느려짐" not in cells
+    [sdpa_row] = re.findall(
+        r"<tr[^>]*>(?:(?!</tr>).)*scaled_dot_product_attention.*?</tr>", html, re.S
+    )
+    assert "0.84배 (0.82–0.87, 느려짐)" in visible_text(sdpa_row)  # 이 단계만의 비율
+    slower = re.search(r"앞 단계보다 느려진 단계: (.*?’)\.", text)[1]
+    assert "TF32" not in slower
+    chart = re.search(r'<svg[^>]*aria-label="단계별 학습 처리량.*?</svg>', html, re.S)[0]
+    assert "4. + TF32 행렬 곱" in chart and "이 장치에서는 바뀌는 것 없음" in chart
 
 
 def test_home_overview_reads_not_applicable_and_shows_tip7_twice(sample_site):
     home = page_text(sample_site, "index.html")
-    table = re.search(r'<div class="results-table overview-table"><table>.*?</table>', home, re.S)[
-        0
-    ]
-    rows = re.findall(r"<tr>(.*?)</tr>", table, flags=re.DOTALL)[1:]
+    table = re.search(r'<div class="results-table overview-table"><table>.*?</table>', home, re.S)
+    rows = re.findall(r"<tr>(.*?)</tr>", table[0], flags=re.DOTALL)[1:]
     cpu_cells = {
         visible_text(r).split("  ")[0]: re.findall(r"<td>(.*?)</td>", r, re.S)[-1] for r in rows
     }
@@ -126,19 +202,20 @@ def test_home_overview_reads_not_applicable_and_shows_tip7_twice(sample_site):
     tip7 = [visible_text(r) for r in rows if "팁 7" in r]
     assert len(tip7) == 2
     assert any("고친 효과" in r for r in tip7) and any("프로파일러를 켠 비용" in r for r in tip7)
-    assert "<svg" in home and "2.75배" in visible_text(home)
+    assert "<svg" in home and "2.75배 (2.70–2.81)" in visible_text(home)
 
 
-def test_results_page_lists_every_device_and_environment(sample_site):
+def test_results_page_lists_every_device_and_its_state(sample_site):
     everything = visible_text(page_text(sample_site, "results.html"))
-    for fact in ("Test GPU 9000", "999.12.34", "2.99.0+cu999", "Test CPU", "2031-04-05T06:07:08Z"):
-        assert fact in everything
-    assert "코드가 바뀐 뒤 다시 재지 않음" in everything  # 팁 3
+    for fact in ("Test GPU 9000 (700 W)", "2.99.0+cu999", "CPU 4코어 (Test CPU)", "700",
+                 "코드가 바뀐 뒤 다시 재지 않음 (2031-04-05)", "측정한 코드 그대로 (2031-04-05)",
+                 "아직 재지 않음"):  # fmt: skip
+        assert fact in everything, fact
 
 
 def test_raw_results_file_is_published_and_linked(sample_site):
     html = page_text(sample_site, "tips/04-create-on-device.html")
-    assert f'href="../results/{SAMPLE_NAME}"' in html
+    assert f'href="../results/{SAMPLE_NAME}"' in html and f'href="../results/{CPU_NAME}"' in html
     assert json.loads(page_text(sample_site, f"results/{SAMPLE_NAME}")) == sample_document(ROOT)
 
 
@@ -151,121 +228,145 @@ def test_charts_keep_korean_as_text_and_follow_the_color_scheme(sample_site):
     assert len(ids) == len(set(ids))
 
 
-def test_gpu_only_code_is_marked_until_a_cuda_file_covers_it(sample_site, tmp_path):
+def test_gpu_only_code_is_marked_until_a_cuda_file_covers_it(sample_site):
     # 예시 GPU 문서의 팁 4 지문은 지금 코드와 같으므로 팁 4의 표시는 없습니다.
     tip4 = page_text(sample_site, "tips/04-create-on-device.html")
     assert "GPU에서 아직 실행해 보지 않은 코드" not in tip4
     # 팁 3은 측정 뒤 스니펫이 바뀌었으므로 표시가 남습니다(코드 블록과 결과 둘 다).
     tip3 = page_text(sample_site, "tips/03-avoid-syncs.html")
-    assert tip3.count('class="gpu-unverified-mark"') >= 2
-    assert "gpu-unverified" in tip3
-    # CPU 결과만 있으면 모든 GPU 페이지에 표시가 붙습니다.
-    cpu_only = sample_document(ROOT)
-    cpu_only["environment"].update(cpu_document(ROOT)["environment"])
-    site = tmp_path / "site"
-    result = mkdocs_build(project_with(tmp_path, cpu_only), site)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert 'class="gpu-unverified-mark"' in page_text(site, "tips/04-create-on-device.html")
-    home = visible_text(page_text(site, "index.html"))
-    assert "GPU에서 검증한 코드: 아직 없습니다" in home
+    assert tip3.count('class="gpu-unverified-mark"') >= 2 and "gpu-unverified" in tip3
 
 
-# --- 바깥에서 온 결과 파일 --------------------------------------------------------------------
-
-PAYLOAD = (
-    '<script>alert("x1")</script><img src=x onerror=alert(2)> `code` $x^2$ '
-    '[link](javascript:alert(3)) --8<-- "mkdocs.yml" {: onclick=alert(4) } </table></div>'
-)
+# --- 바깥에서 온 결과 파일(P9) ------------------------------------------------------------------
 
 
-def hostile_document():
-    doc = sample_document(ROOT)
-    for name, spec in results_file.ENVIRONMENT_FIELDS.items():
-        if spec.get("pattern") == results_file._PRINTABLE and doc["environment"][name]:
-            doc["environment"][name] = (PAYLOAD + name)[: spec["maxLength"]]
-    for item in doc["not_measured"]:
-        item["reason"] = PAYLOAD
-    doc["benchmarks"][1]["extra"] = {"report_excerpt": "```\n" + PAYLOAD + "\n```\n</code></pre>"}
-    return doc
+class EventAttributes(HTMLParser):
+    """HTML의 태그를 읽어 on…으로 시작하는 속성(이벤트 처리기)을 모읍니다. 따옴표 안의 글자는
+    속성 값이라 세지 않습니다(이스케이프한 페이로드는 값 안에 글자로 남아도 됩니다)."""
+
+    def __init__(self):
+        super().__init__()
+        self.found = []
+
+    def handle_starttag(self, tag, attrs):
+        self.found += [f"<{tag} {name}=…>" for name, _ in attrs if name.startswith("on")]
 
 
-def test_markup_in_every_string_field_is_shown_literally(tmp_path):
-    doc = hostile_document()
-    results_file.validate(doc, "hostile")
-    project = project_with(tmp_path, doc)
-    site = tmp_path / "site"
-    result = mkdocs_build(project, site)
-    assert result.returncode == 0, result.stderr[-3000:]
-    for page in ("tips/04-create-on-device.html", "tips/05-ddp.html", "index.html", "results.html"):
-        html = page_text(site, page)
+def event_attributes(html: str) -> list[str]:
+    parser = EventAttributes()
+    parser.feed(html)
+    return parser.found
+
+
+def test_markup_in_every_string_field_is_shown_literally(sample_site):
+    pages = [p.doc.removesuffix(".md") + ".html" for p in registry.load()]
+    for page in [*pages, "index.html", "results.html"]:
+        html = page_text(sample_site, page)
+        # onclick는 결과 파일 어디에도 없습니다: 나오면 템플릿이 넣은 것입니다(P9의 변형).
+        assert "onclick=" not in html, page
+        assert event_attributes(html) == [], page
         assert 'alert("x1")</script>' not in html and "<img src=x" not in html, page
-        assert "onclick=alert" not in html.replace("onclick=alert(4) }", "") or "&lt;" in html
-        assert "&lt;script&gt;" in html, page
-    assert "&lt;/table&gt;&lt;/div&gt;" in page_text(site, "tips/05-ddp.html")
-    assert "site_name" not in page_text(
-        site, "results.html"
-    )  # --8<--가 파일을 끼워 넣지 않았습니다
+        assert 'href="javascript:' not in html and "<b onmouseover" not in html, page
+    for page in ("tips/04-create-on-device.html", "tips/05-ddp.html", "index.html", "results.html"):
+        assert "&lt;script&gt;" in page_text(sample_site, page), page
+    assert "&lt;/table&gt;&lt;/div&gt;" in page_text(sample_site, "tips/05-ddp.html")
+    assert "site_name" not in page_text(sample_site, "tips/05-ddp.html")  # --8<--가 끼우지 않음
 
 
-@pytest.mark.parametrize(
-    ("change", "expected"),
-    [
-        (lambda text: text.replace('"median_s": 0.00737', '"median_s": NaN'),
-         "benchmarks[0].median_s: 유한한 숫자가 아닙니다"),
-        (lambda text: text.replace('"median_s": 0.00737', '"median_s": Infinity'),
-         "benchmarks[0].median_s: 유한한 숫자가 아닙니다"),
-        (lambda text: text.replace('"median_s": 0.00737', '"median_s": 1e308'),
-         "benchmarks[0].median_s: 값이 너무 큽니다"),
-        (lambda text: text.replace('"variant": "create-then-copy"', '"variant": "no-such-variant"'),
-         "benchmarks[0]: tip4: 변형 'no-such-variant'"),
-    ],
-)  # fmt: skip
-def test_a_broken_results_file_is_one_korean_error_without_traceback(tmp_path, change, expected):
-    project = project_with(tmp_path)
-    text = json.dumps(sample_document(ROOT), ensure_ascii=False)
-    (project / "results").mkdir()
-    (project / "results" / SAMPLE_NAME).write_text(change(text), encoding="utf-8")
+def test_the_markup_check_can_fail():
+    assert event_attributes('<p><span class="meta-line" onclick=alert(9)>측정</span></p>')
+    assert event_attributes("<svg\nonload = x></svg>")
+    assert not event_attributes(
+        '<div aria-label="&lt;img src=x onerror=alert(2)&gt;">&lt;b&gt;</div>'
+    )
+
+
+def test_a_file_that_crashed_the_old_build_stops_it_with_one_korean_error(tmp_path):
+    # 이슈 21: 계산한 기준(median_s null)은 예전 빌드를 NoneType 오류로 멈췄습니다.
+    doc = sample_document(ROOT)
+    doc["pages"]["tip4"]["benchmarks"][0].update(computed=True, median_s=None, iqr_s=None,
+                                                 rounds=0, iterations=0)  # fmt: skip
+    project = project_with(tmp_path, doc)
     result = mkdocs_build(project, tmp_path / "site")
     assert result.returncode != 0
-    assert SAMPLE_NAME in result.stderr and expected in result.stderr
+    assert f"{SAMPLE_NAME}의 pages.tip4.benchmarks[0].computed: 계산한 값은" in result.stderr
     assert "Traceback" not in result.stderr
 
 
-def test_a_misnamed_or_non_utf8_file_fails_without_traceback(tmp_path):
-    project = project_with(tmp_path)
-    write(project / "results" / "nvidia-h200.json", cpu_document(ROOT))  # write가 폴더를 만듭니다
-    result = mkdocs_build(project, tmp_path / "site-a")
-    assert "nvidia-h200.json의 (파일 이름)" in result.stderr and "Traceback" not in result.stderr
-    (project / "results" / "nvidia-h200.json").unlink()
-    (project / "results" / SAMPLE_NAME).write_bytes(b'{"schema_version": 2, "x": "\xff"}')
-    result = mkdocs_build(project, tmp_path / "site-b")
-    assert "UTF-8로 읽을 수 없습니다" in result.stderr and "Traceback" not in result.stderr
+# --- 같은 프로세스에서: 결과가 없을 때, CPU 결과만 있을 때, 캐시 ----------------------------
 
 
-def test_two_files_for_the_same_device_are_an_error(tmp_path, monkeypatch):
-    from hooks import results_data
-
-    # 파일 이름 검사가 막지 못하는 경우(예: 다른 이름 규칙으로 쓴 옛 파일)를 흉내 냅니다.
-    monkeypatch.setattr(results_file, "check_identity", lambda doc, path: None)
-    project = project_with(tmp_path, sample_document(ROOT))
-    write(project / "results" / "old-name.json", sample_document(ROOT))
-    with pytest.raises(results_file.ResultsError, match="같은 장치 이름"):
-        results_data.load_devices(project)
+def url(doc: str) -> str:
+    return doc
 
 
-def test_no_results_folder_builds_and_says_no_results(tmp_path):
-    project = project_with(tmp_path)
-    shutil.rmtree(project / "results", ignore_errors=True)
-    site = tmp_path / "site"
-    result = mkdocs_build(project, site)
-    assert result.returncode == 0, result.stderr[-2000:]
-    assert "측정 결과 없음" in visible_text(page_text(site, "index.html"))
-    assert "측정 결과 없음" in visible_text(page_text(site, "tips/01-num-workers.html"))
+def test_no_results_say_so_on_the_home_page_and_on_each_page():
+    assert "측정 결과 없음" in visible_text(render.overview([], [], url))
+    text = visible_text(render.page_results(registry.by_id("tip1"), [], False, url))
+    assert "아직 재지 않음" in text and "bench_tip1_num_workers.py --benchmark --publish" in text
 
 
-def test_dry_run_results_cannot_be_published(tmp_path):
-    project = project_with(tmp_path)
-    doc = sample_document(ROOT) | {"dry_run": True}
-    write(project / "results" / "dry-run-test-gpu-9000.json", doc)
-    result = mkdocs_build(project, tmp_path / "site")
-    assert "dry-run-test-gpu-9000.json의 dry_run: 드라이 런 결과는" in result.stderr
+def test_a_registry_page_missing_from_a_device_file_reads_not_yet_measured(tmp_path):
+    write_named(tmp_path / "results", cpu_document(ROOT))
+    text = visible_text(
+        render.page_results(registry.by_id("tip6"), load_devices(tmp_path), True, url)
+    )
+    assert "아직 재지 않음" in text
+    assert ".venv/bin/python -m pytest benchmarks/bench_tip6_16bit.py --benchmark --publish" in text
+
+
+def test_with_only_cpu_results_every_gpu_page_is_marked(tmp_path):
+    write_named(tmp_path / "results", cpu_document(ROOT))
+    devices = load_devices(tmp_path)
+    page = registry.by_id("tip4")
+    assert not gpu_verified(devices, page)
+    markdown = '```python\n--8<-- "snippets/tip4_create_on_device.py:fast"\n```\n'
+    assert results_hook.GPU_MARK in results_hook.mark_gpu_blocks(markdown, page)
+    other = '```python\n--8<-- "snippets/tip4_create_on_device.py:article"\n```\n'
+    assert results_hook.GPU_MARK not in results_hook.mark_gpu_blocks(other, page)
+    home = visible_text(render.overview(devices, [], url))
+    assert "GPU에서 검증한 코드: 아직 없습니다" in home and "아직 GPU 결과가 없습니다" in home
+
+
+def test_a_gpu_file_with_the_current_code_verifies_the_page(tmp_path):
+    write_named(tmp_path / "results", sample_document(ROOT))
+    devices = load_devices(tmp_path)
+    assert gpu_verified(devices, registry.by_id("tip4"))
+    old = copy.deepcopy(sample_document(ROOT))
+    old["pages"]["tip4"] = tip4_section(ROOT)
+    old["pages"]["tip4"]["measured"]["snippet_sha256"] = "0" * 64
+    write_named(tmp_path / "other" / "results", old)
+    assert not gpu_verified(load_devices(tmp_path / "other"), registry.by_id("tip4"))
+
+
+def test_the_peaks_table_highlights_the_measured_gpu(tmp_path):
+    h200 = sample_document(ROOT)
+    h200["device"] = GPU_DEVICE | {"name": "NVIDIA H200", "power_limit_w": 600.0}
+    write_named(tmp_path / "results", h200)
+    html = render.peaks_table(load_devices(tmp_path))
+    [highlighted] = re.findall(r'<tr class="role-recommended"><td>(.*?)</td>', html)
+    assert unescape(highlighted) == "H200 NVL (≤ 600 W)"
+
+
+def test_the_chart_cache_lives_outside_the_repository():
+    # git이 나르는 파일(.cache/charts/*.svg)이 캐시로 읽혀 페이지에 들어가면 안 됩니다(이슈 21).
+    assert not cache.ROOT.resolve().is_relative_to(ROOT.resolve())
+    assert charts.CACHE.is_relative_to(cache.ROOT)
+
+
+def test_a_read_only_or_full_cache_is_skipped_quietly(tmp_path, monkeypatch):
+    blocker = tmp_path / "file"
+    blocker.write_text("x", encoding="utf-8")
+    cache.write(blocker / "charts" / "a.svg", "<svg/>")  # 폴더를 만들 수 없음: 조용히 넘어갑니다
+    assert cache.read(blocker / "charts" / "a.svg") is None
+
+    def full(self, *args, **kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(type(tmp_path), "write_text", full)
+    cache.write(tmp_path / "charts" / "b.svg", "<svg/>")
+    assert cache.read(tmp_path / "charts" / "b.svg") is None
+    monkeypatch.undo()
+    (tmp_path / "bad.svg").write_bytes(b"\xff\xfe")
+    assert cache.read(tmp_path / "bad.svg") is None  # 읽을 수 없는 캐시는 없는 것으로 봅니다
+    assert cache.read(tmp_path) is None
