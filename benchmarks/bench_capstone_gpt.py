@@ -187,11 +187,3 @@ def test_checkpointing(compare, bench_device, size_key):
         group.run()
     finally:
         close(jobs)
-
-
-@pytest.mark.measures("ddp")
-def test_ddp(bench_device):
-    pytest.skip(
-        "해당 없음: 이 벤치마크는 장치 하나로 잽니다. DDP는 GPU가 둘 이상일 때 GPU 수만큼 처리량을 "
-        "늘리는 방법이라, 장치 하나의 폭포 차트에는 들어갈 단계가 없습니다(팁 5)."
-    )
