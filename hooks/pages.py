@@ -87,7 +87,7 @@ def source_link(page, config) -> str:
 # 제목, 템플릿이 이미 감싼 표(hooks/templates/), Markdown 표를 문서 순서대로 찾습니다.
 TABLE_OR_HEADING = re.compile(
     r"<h[1-6]\b[^>]*>(?P<heading>.*?)</h[1-6]>"
-    r'|<div class="table-scroll".*?</table>'
+    r'|<section class="table-scroll".*?</table>'
     r"|(?P<table><table>.*?</table>)",
     re.S,
 )
@@ -119,8 +119,8 @@ def scrollable_tables(content: str) -> str:
         if used[label] > 1:
             label = f"{label} {used[label]}"
         return (
-            f'<div class="table-scroll" tabindex="0" role="region" aria-label="{escape(label)}">'
-            f"{match['table']}</div>"
+            f'<section class="table-scroll" tabindex="0" aria-label="{escape(label)}">'
+            f"{match['table']}</section>"
         )
 
     return TABLE_OR_HEADING.sub(wrap, content)
