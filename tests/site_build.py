@@ -32,7 +32,10 @@ def copy_project(destination: Path) -> Path:
             shutil.copytree(
                 ROOT / name, destination / name, ignore=shutil.ignore_patterns("__pycache__")
             )
-    shutil.copy(ROOT / "mkdocs.yml", destination / "mkdocs.yml")
+    # 노트북의 첫 셀이 설치할 버전을 이 두 파일에서 읽습니다(hooks/notebooks.py).
+    for name in ("mkdocs.yml", "constraints.txt", "requirements.txt"):
+        if (ROOT / name).is_file():
+            shutil.copy(ROOT / name, destination / name)
     return destination
 
 
