@@ -126,6 +126,8 @@ class BrowserFindings:
     # (페이지, 너비 이름) → 차트 글자의 가장 작은 그려진 크기(px). 차트가 없으면 없음
     chart_text_px: dict[tuple[str, str], float] = field(default_factory=dict)
     file_url_problems: list[str] = field(default_factory=list)
+    # 휴대폰 너비에서 옆으로 넘치는 표 영역마다: 키보드 초점을 받고 → 키로 넘겼을 때 움직였는지
+    keyboard_scroll: dict[str, list[dict]] = field(default_factory=dict)
 
 
 def axe_source() -> str:
@@ -161,6 +163,30 @@ FILE_URL_JS = """() => ({
   header: getComputedStyle(document.querySelector('.md-header')).backgroundColor,
   links: [...document.querySelectorAll('.md-nav--primary a.md-nav__link')].map(a => a.href),
 })"""
+
+
+async def keyboard_scrolls(tab) -> list[dict]:
+    """넘치는 표·차트 영역마다 초점을 주고 오른쪽 화살표를 눌러 옆으로 넘어가는지 봅니다."""
+    moved = []
+    regions = tab.locator(":is(.table-scroll, .chart-scroll)")
+    for index in range(await regions.count()):
+        region = regions.nth(index)
+        if not await region.evaluate("e => e.scrollWidth > e.clientWidth + 1"):
+            continue
+        await region.focus()
+        await tab.keyboard.press("ArrowRight")
+        # 키보드 스크롤은 부드럽게 움직이므로 잠깐(최대 1초) 기다립니다.
+        state = await region.evaluate(
+            """async e => {
+              for (let i = 0; i < 20 && e.scrollLeft <= 0; i++) {
+                await new Promise(done => setTimeout(done, 50));
+              }
+              return {label: e.getAttribute('aria-label'), focused: document.activeElement === e,
+                      left: e.scrollLeft};
+            }"""
+        )
+        moved.append(state)
+    return moved
 
 
 async def scan_site(served_url: str, site_dir: Path) -> BrowserFindings:
@@ -207,6 +233,8 @@ async def scan_site(served_url: str, site_dir: Path) -> BrowserFindings:
                 findings.violations[page_path, viewport, scheme] = result["violations"]
                 if scheme == SCHEMES[0]:
                     findings.chart_text_px[page_path, viewport] = await tab.evaluate(CHART_TEXT_JS)
+                if scheme == SCHEMES[0] and viewport == "phone":
+                    findings.keyboard_scroll[page_path] = await keyboard_scrolls(tab)
             for tab in tabs.values():
                 await tab.context.close()
 
@@ -270,6 +298,14 @@ def test_chart_text_stays_legible_at_both_widths(findings, viewport):
         pytest.skip("results/에 측정이 없어 그린 차트가 없습니다")
     small = {p: round(px, 1) for p, px in sizes.items() if px < MIN_CHART_TEXT_PX}
     assert small == {}, f"{viewport}에서 차트 글자가 {MIN_CHART_TEXT_PX}px보다 작습니다"
+
+
+def test_wide_tables_and_charts_scroll_with_the_keyboard_on_a_phone(findings):
+    regions = [r | {"page": p} for p, found in findings.keyboard_scroll.items() for r in found]
+    if not regions:
+        pytest.skip("휴대폰 너비에서 넘치는 표나 차트가 없습니다")
+    stuck = [r for r in regions if not r["focused"] or r["left"] <= 0 or not r["label"]]
+    assert stuck == []
 
 
 def test_site_opened_from_files_keeps_styles_and_links(findings):
