@@ -1,41 +1,144 @@
-"""측정하는 페이지마다 만드는 노트북의 테스트: 스니펫과 같은 코드인지, CPU에서 끝까지 실행되는지."""
+"""측정하는 페이지마다 만드는 노트북의 테스트: 스니펫의 코드를 빠짐없이 담는지, 첫 셀이 필요한
+꾸러미를 고정한 버전으로 설치하는지, 사이트를 실행해 빌드하면 CPU에서 끝까지 실행되는지.
 
+기대값은 노트북을 만드는 함수(hooks/notebooks.py의 split_module 등)를 쓰지 않고 스니펫 파일과
+잠금 파일을 직접 읽어 만듭니다. 만드는 함수가 줄을 빠뜨리면 테스트가 알아챕니다."""
+
+import ast
+import importlib.metadata
 import json
+import re
+import sys
+from collections import Counter
 
 import pytest
 
 from guide import registry
-from hooks.notebooks import build_notebook, cli_function, split_module
+from hooks.notebooks import build_notebook
 from tests.site_build import ROOT, mkdocs_build
 
 PAGES = registry.load()
+CLI = ROOT / "snippets" / "_cli.py"
+INSTALL = re.compile(r"^%pip install --quiet (?P<packages>.+)$", re.M)
 
 
-def code_lines(text: str) -> list[str]:
-    return [line for line in text.splitlines() if line.strip()]
+def code_cells(notebook: dict) -> list[str]:
+    return [cell["source"] for cell in notebook["cells"] if cell["cell_type"] == "code"]
+
+
+def python_of(cell: str) -> str:
+    """셀의 Python 코드: `%%writefile` 셀은 쓰는 파일의 내용이고, `%pip` 같은 줄 매직은 뺍니다."""
+    lines = cell.splitlines()
+    if lines and lines[0].startswith("%%writefile"):
+        return "\n".join(lines[1:])
+    return "\n".join(line for line in lines if not line.lstrip().startswith("%"))
+
+
+def module_code_lines(source: str) -> Counter:
+    """모듈의 코드 줄(주석, 빈 줄, 모듈 docstring, `__main__` 블록을 뺀 줄)을 셉니다."""
+    tree = ast.parse(source)
+    skipped = set()
+    for node in tree.body:
+        is_docstring = node is tree.body[0] and isinstance(
+            getattr(node, "value", None), ast.Constant
+        )
+        is_main = isinstance(node, ast.If) and "__main__" in ast.unparse(node.test)
+        if is_docstring or is_main:
+            skipped |= set(range(node.lineno, node.end_lineno + 1))
+    return Counter(
+        line.strip()
+        for number, line in enumerate(source.splitlines(), 1)
+        if number not in skipped and line.strip() and not line.strip().startswith("#")
+    )
+
+
+def top_level_names(source: str) -> set[str]:
+    """맨 위 수준에서 정의하는 이름: 함수, 클래스, 대입의 대상."""
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.FunctionDef | ast.ClassDef):
+            names.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {t.id for t in targets if isinstance(t, ast.Name)}
+    return names
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
-def test_notebook_code_is_the_snippet_code(page):
-    module = page.snippet_path
+def test_notebook_holds_every_definition_and_code_line_of_the_snippet(page):
+    source = page.snippet_path.read_text(encoding="utf-8")
     notebook = build_notebook(page, "../tips/page.html")
-    cells = [c["source"] for c in notebook["cells"] if c["cell_type"] == "code"]
-    source = module.read_text(encoding="utf-8")
     assert notebook["cells"][0]["source"].startswith(f"# {page.heading} 노트북")
+    cells = [python_of(cell) for cell in code_cells(notebook)]
+    missing = module_code_lines(source) - Counter(
+        line.strip() for cell in cells for line in cell.splitlines() if line.strip()
+    )
+    assert missing == Counter(), f"노트북에 없는 줄: {list(missing)[:5]}"
+    defined = set().union(*(top_level_names(cell) for cell in cells))
+    assert top_level_names(source) <= defined
+    assert "# --8<--" not in "\n".join(cells)  # 페이지용 구역 표시는 노트북에 넣지 않습니다
     if page.run_as_script:
-        # 여러 프로세스를 띄우는 모듈은 모듈 전체를 파일로 쓰고 실행합니다(구역 표시 줄만 빼고).
-        assert cells[0].startswith("%%writefile _cli.py")
-        assert "# --8<--" not in cells[1]
-        assert code_lines(cells[1].partition("\n")[2]) == [
-            line for line in code_lines(source) if not line.strip().startswith("# --8<--")
-        ]
+        # 여러 프로세스를 띄우는 모듈은 _cli.py와 모듈 전체를 파일로 쓰고 스크립트로 실행합니다.
+        assert code_cells(notebook)[1].startswith("%%writefile _cli.py")
+        assert cells[1] == CLI.read_text(encoding="utf-8").rstrip("\n")
         return
-    _, chunks = split_module(source)
-    expected = code_lines("\n".join(code for _, code in chunks))
-    expected += code_lines(cli_function("pick_device")) + ["main(pick_device())"]
-    assert code_lines("\n".join(cells)) == expected
-    # 구역 표시 줄과 `if __name__ == "__main__":` 블록은 노트북에 들어가지 않습니다.
-    assert "# --8<--" not in "\n".join(cells) and "__main__" not in "\n".join(cells)
+    # 나머지는 `__main__` 블록 대신 _cli.py의 pick_device를 그대로 넣고 main()을 부릅니다.
+    assert "__main__" not in "\n".join(cells)
+    cli = next(
+        n for n in ast.parse(CLI.read_text("utf-8")).body if getattr(n, "name", "") == "pick_device"
+    )
+    last = ast.parse(cells[-1]).body
+    assert ast.dump(last[0]) == ast.dump(cli)
+    assert ast.unparse(last[-1]) == "main(pick_device())"
+
+
+def test_the_line_check_can_fail():
+    # 노트북이 줄 하나를 빠뜨리거나 정의 하나를 잃으면 위의 비교가 알아챕니다.
+    source = "import torch\n\n\ndef main():\n    return torch.ones(1)\n\n\nSIZE = 3\n"
+    complete = Counter(line.strip() for line in source.splitlines() if line.strip())
+    assert module_code_lines(source) - complete == Counter()
+    dropped = source.replace("    return torch.ones(1)\n", "")
+    assert module_code_lines(source) - Counter(dropped.split("\n")) != Counter()
+    assert top_level_names(source) - top_level_names(source.replace("SIZE = 3", "")) == {"SIZE"}
+
+
+def locked_versions() -> dict[str, str]:
+    """constraints.txt(간접 의존성까지)와 requirements.txt(잠금에서 빠진 torch)의 고정 버전."""
+    pins = {}
+    for name in ("constraints.txt", "requirements.txt"):
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            if "==" in line and not line.startswith(("#", "-")):
+                package, version = line.split("#")[0].strip().split("==")
+                pins.setdefault(re.sub(r"[-_.]+", "-", package).lower(), version)
+    return pins
+
+
+def imported_at_run_time(code: str) -> set[str]:
+    """셀을 실행하면 바로 import되는 바깥 꾸러미의 최상위 이름(함수 안의 import는 빼고)."""
+    found = set()
+    for node in ast.parse(code).body:
+        if isinstance(node, ast.Import):
+            found |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and not node.level:
+            found.add(node.module.split(".")[0])
+    if re.search(r"\.numpy\(\)|from_numpy\(", code):  # torch ↔ numpy 변환은 numpy가 있어야 합니다
+        found.add("numpy")
+    return {name for name in found if name not in sys.stdlib_module_names and name != "_cli"}
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
+def test_first_code_cell_installs_what_the_notebook_imports_at_the_locked_versions(page):
+    cells = code_cells(build_notebook(page, "x.html"))
+    install = INSTALL.search(cells[0])
+    assert install, "첫 코드 셀이 %pip install이 아닙니다"
+    installed = dict(spec.split("==") for spec in install["packages"].split())
+    imported = set().union(*(imported_at_run_time(python_of(cell)) for cell in cells[1:]))
+    distributions = importlib.metadata.packages_distributions()
+    needed = {dist.lower() for name in imported for dist in distributions.get(name, [name])}
+    assert "torch" in needed
+    assert set(installed) == needed  # 노트북이 import하는 것만, 빠짐없이
+    pins = locked_versions()
+    assert {name: pins[name] for name in installed} == installed
 
 
 def test_notebook_pages_say_whether_their_outputs_were_executed():
@@ -52,15 +155,29 @@ def test_every_measured_page_has_a_notebook_page_and_download(built_site):
         assert "노트북 내려받기(.ipynb)" in html and "# --8&lt;--" not in html, stem
         downloaded = json.loads((built_site / "notebooks" / f"{stem}.ipynb").read_text())
         assert downloaded["nbformat"] == 4
+        assert INSTALL.search(code_cells(downloaded)[0]), stem
 
 
-def test_every_notebook_runs_on_cpu_when_the_site_is_built_with_execution(tmp_path):
-    # 배포용 빌드와 같은 설정입니다. 셀이 하나라도 실패하면 빌드가 멈춥니다(allow_errors: false).
-    site = tmp_path / "site"
+@pytest.fixture(scope="module")
+def executed_site(tmp_path_factory):
+    """모든 노트북을 실행해 빌드한 사이트입니다(배포용 빌드와 같은 설정). 세션에 한 번만 실행합니다.
+
+    셀이 하나라도 실패하면 빌드가 멈춥니다(mkdocs.yml의 allow_errors: false). 노트북 캐시를 꺼서
+    예전 출력이 아니라 지금 코드를 실행합니다."""
+    site = tmp_path_factory.mktemp("executed-site")
     result = mkdocs_build(ROOT, site, EXECUTE_NOTEBOOKS="true", NOTEBOOK_CACHE="false")
     assert result.returncode == 0, result.stderr[-3000:]
-    for page in PAGES:
-        html = (site / "notebooks" / f"{page.snippet}.html").read_text(encoding="utf-8")
-        # main()은 맨 먼저 어느 장치에서 실행하는지 출력합니다. 그 출력이 페이지에 있어야 합니다.
-        assert "장치: cpu" in html, page.snippet
-        assert "Traceback" not in html, page.snippet
+    return site
+
+
+@pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
+def test_every_notebook_runs_on_cpu_when_the_site_is_built_with_execution(page, executed_site):
+    html = (executed_site / "notebooks" / f"{page.snippet}.html").read_text(encoding="utf-8")
+    # main()은 맨 먼저 어느 장치에서 실행하는지 출력합니다. 그 출력이 페이지에 있어야 합니다.
+    assert "장치: cpu" in html
+    assert "Traceback" not in html
+    # 저장소에만 있는 명령(벤치마크)을 권하는 줄은 저장소가 필요하다고 함께 말합니다.
+    text = re.sub(r"<[^>]+>", "", html)
+    for line in text.splitlines():
+        if "pytest benchmarks" in line and "print(" not in line:
+            assert "저장소" in line, line
