@@ -1,4 +1,4 @@
-"""팁 2 벤치마크: 페이지 가능 메모리 vs 고정된 메모리에서 GPU로 복사하기.
+"""팁 2 벤치마크: 페이지 가능 메모리 vs 고정 메모리에서 GPU로 복사하기.
 
 CUDA GPU에서만 잽니다. 가속기가 없으면 고정할 수도, 복사할 장치도 없기 때문입니다. CPU에서는
 모든 항목을 건너뛰고 그 이유를 한국어로 남깁니다.
@@ -38,7 +38,7 @@ TRAINING = {
 }
 NO_CUDA = "CUDA GPU가 없어서 재지 않았습니다. "
 REASONS = {
-    "copy": NO_CUDA + "고정된 메모리는 CPU에서 GPU로 복사할 때만 의미가 있습니다.",
+    "copy": NO_CUDA + "고정 메모리는 CPU에서 GPU로 복사할 때만 의미가 있습니다.",
     "ceiling": NO_CUDA + "천장은 호스트와 GPU 사이 연결(PCIe)의 복사 속도입니다.",
     "overlap": NO_CUDA + "복사와 계산을 겹치려면 CUDA 스트림이 있어야 합니다.",
     "loader": NO_CUDA
@@ -155,7 +155,7 @@ def test_dataloader_epoch(compare, bench_device, size_key):
         assert loss.device.type == "cuda"
 
 
-# 스윕(GPU): 배치 크기에 따라 고정된 메모리 대 페이지 가능 메모리 복사. 64 KiB는 복사 시작 비용이,
+# 스윕(GPU): 배치 크기에 따라 고정 메모리 대 페이지 가능 메모리 복사. 64 KiB는 복사 시작 비용이,
 # 1 GiB는 PCIe Gen5 ×16(한 방향 약 55 GB/s 실측)의 대역폭이 시간을 정합니다(약 20 ms).
 TRANSFER_MIB = {"quick": [1], "cuda": [0.0625, 1, 16, 256, 1024]}
 
