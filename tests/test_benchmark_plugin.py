@@ -1,31 +1,38 @@
 """benchmarks/plugin.py의 테스트: `pytest --benchmark`와 README의 GPU 명령이 약속대로 동작하는지.
 
-모두 별도 pytest 프로세스로 실행하고, 결과 파일은 `--results-dir`로 임시 폴더에 쓰게 합니다.
-어떤 경우에도 저장소의 `results/`가 바뀌지 않는지도 확인합니다.
+실제 `pytest` 프로세스를 저장소의 임시 복사본(benchmarks, guide, snippets와 pytest 설정)에서
+실행합니다. 복사본의 `results/`가 발행할 자리이고 `test-output/`이 측정을 남기는 자리이므로,
+저장소의 `results/`와 `test-output/`은 건드리지 않습니다. 복사본의 팁 4 벤치마크는 CPU 크기를
+작게 바꿔 몇 초 안에 끝납니다(시간이 아니라 흐름을 시험합니다). 프로세스는 모듈을 시작할 때
+한꺼번에 띄우고, 테스트마다 자기 실행의 결과를 기다립니다(2코어에서 차례로 띄우면 몇 분입니다).
 """
 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import shlex
 import shutil
 import subprocess
 import sys
+import types
+from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 import torch
 
-from benchmarks import results_file
-from benchmarks.plugin import stale_lines
+from benchmarks import plugin, provenance, results_file, schema, summary
 from guide import registry
-from tests.results_sample import SAMPLE_NAME, sample_document, write
+from tests.results_sample import ratio, sample_document, section, write, write_named
 from tests.site_build import ROOT
 
 BENCH_TIP4 = "benchmarks/bench_tip4_create_on_device.py"
 BENCH_TIP5 = "benchmarks/bench_tip5_ddp.py"
-LOCAL = ROOT / "test-output" / "results"
+SOURCE_COMMIT = "c0ffee" + "0" * 34
+TIMEOUT_S = 600
 
 
 def readme_gpu_command() -> list[str]:
@@ -36,213 +43,421 @@ def readme_gpu_command() -> list[str]:
     return shlex.split(command.split("&&")[-1])[1:]  # 맨 앞의 `.venv/bin/python`을 뺍니다
 
 
+def test_readme_gpu_command_is_the_one_documented():
+    assert readme_gpu_command() == ["-m", "pytest", "benchmarks", "--benchmark", "--gpu",
+                                    "--publish"]  # fmt: skip
+
+
+# --- 복사본과 실행 -----------------------------------------------------------------------------
+
+
+def copy_for_benchmarks(destination: Path) -> Path:
+    """벤치마크를 실행하는 데 필요한 것만 복사하고, 팁 4의 CPU 크기를 작게 줄입니다."""
+    for name in ("benchmarks", "guide", "snippets"):
+        shutil.copytree(ROOT / name, destination / name,
+                        ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
+    for name in ("conftest.py", "pyproject.toml"):
+        shutil.copy(ROOT / name, destination / name)
+    bench = destination / BENCH_TIP4
+    text = bench.read_text(encoding="utf-8")
+    assert '"cpu": 1 << 24' in text
+    bench.write_text(text.replace('"cpu": 1 << 24', '"cpu": 1 << 12'), encoding="utf-8")
+    return destination
+
+
+def this_machine() -> dict:
+    return provenance.describe_device(torch.device("cpu"))
+
+
+def old_document(project: Path, **device) -> dict:
+    """이 컴퓨터에서 예전에 발행한 것처럼 만든 파일: 팁 3, 4(모든 묶음), 5.
+    날짜와 커밋은 예전 것입니다."""
+    changes = {"date": "2030-01-02T03:04:05Z", "commit": "1" * 40}
+    pair = ratio(1.02, 0.98, 1.05)
+    tip4 = []
+    for group in ("rand", "zeros", "arange"):
+        tip4.append(_entry(f"{group}-create-then-copy", group, "create-then-copy", "baseline"))
+        tip4.append(_entry(f"{group}-create-on-device", group, "create-on-device", "recommended",
+                           ratio=pair))  # fmt: skip
+    tip4.append(_entry("device-copy", "ceiling", "device-copy", "ceiling"))
+    loop = [_entry("item-every-step", "loop", "item-every-step", "baseline"),
+            _entry("read-once", "loop", "read-once", "recommended", ratio=pair)]  # fmt: skip
+    pages = {
+        "tip3": section("tip3", project, loop, **changes),
+        "tip4": section("tip4", project, tip4, **changes),
+        "tip5": section("tip5", project, [], not_measured=[("dp-vs-ddp", "예전 이유")], **changes),
+    }
+    doc = {"schema_version": schema.SCHEMA_VERSION, "dry_run": False,
+           "device": this_machine() | device, "pages": pages}  # fmt: skip
+    return schema.validate(doc, "old")
+
+
+def _entry(key, group, variant, role, ratio=None):
+    return {"key": key, "group": group, "variant": variant, "role": role, "computed": False,
+            "median_s": 0.5, "iqr_s": 0.01, "rounds": 9, "iterations": 1, "params": {},
+            "metrics": {}, "ceiling": None, "ratio": ratio}  # fmt: skip
+
+
+PLUGINS = {
+    "skip_zeros": (
+        "import pytest\n\n"
+        "def pytest_runtest_setup(item):\n"
+        "    if 'zeros' in item.name:\n"
+        "        pytest.skip('테스트가 일부러 건너뜁니다')\n"
+    ),
+    "fail_ceiling": (
+        "def pytest_runtest_call(item):\n"
+        "    if 'ceiling' in item.name:\n"
+        "        raise RuntimeError('천장 측정이 실패했습니다(테스트가 일부러 냄)')\n"
+    ),
+    "interrupt": (
+        "def pytest_runtest_call(item):\n"
+        "    raise KeyboardInterrupt\n"
+    ),
+}  # fmt: skip
+
+
+@dataclass
+class Run:
+    """복사본 하나에서 띄운 pytest 프로세스 하나."""
+
+    project: Path
+    process: subprocess.Popen
+    old: Path | None = None
+    old_bytes: bytes | None = None
+    _result: subprocess.CompletedProcess | None = None
+
+    def result(self) -> subprocess.CompletedProcess:
+        if self._result is None:
+            try:
+                out, err = self.process.communicate(timeout=TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                raise
+            self._result = subprocess.CompletedProcess(self.process.args, self.process.returncode,
+                                                       out, err)  # fmt: skip
+        return self._result
+
+    @property
+    def published(self) -> Path:
+        return self.project / "results"
+
+    @property
+    def local(self) -> Path:
+        return self.project / "test-output" / "results"
+
+    def published_unchanged(self) -> bool:
+        files = list(self.published.iterdir())
+        return files == [self.old] and self.old.read_bytes() == self.old_bytes
+
+
+def start(tmp: Path, *args, old=None, plugin=None, env=None, project=None) -> Run:
+    project = project or copy_for_benchmarks(tmp)
+    extra = []
+    if plugin:
+        (project / f"{plugin}.py").write_text(PLUGINS[plugin], encoding="utf-8")
+        extra = ["-p", plugin]
+    run_env = {**os.environ, "SOURCE_COMMIT": SOURCE_COMMIT}
+    run_env.pop("PYTEST_ADDOPTS", None)  # 이 테스트를 부른 pytest의 옵션이 섞이지 않게
+    run_env.update(env or {})
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *extra, *args]
+    old_path = write_named(project / "results", old(project)) if old else None
+    process = subprocess.Popen(command, cwd=project, env=run_env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)  # fmt: skip
+    return Run(project, process, old_path, old_path.read_bytes() if old_path else None)
+
+
+PUBLISH = ("--benchmark", "--publish", "--budget", "0.2", "--seed", "1234")
+RUNS = {
+    "subset": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document),
+    "other-torch": lambda tmp: start(
+        tmp, BENCH_TIP4, *PUBLISH, old=lambda p: old_document(p, torch="2.0.0+cpu")
+    ),
+    "less": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document, plugin="skip_zeros"),
+    "partial": lambda tmp: start(tmp, f"{BENCH_TIP4}::test_device_copy_ceiling", *PUBLISH,
+                                 old=old_document),  # fmt: skip
+    "failed": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document, plugin="fail_ceiling"),
+    "time-limit": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, "--max-minutes", "0.0001",
+                                    old=old_document),  # fmt: skip
+    "benchmark-skip": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, "--benchmark-skip",
+                                        old=old_document),  # fmt: skip
+    "benchmark-skip-addopts": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document,
+                                                env={"PYTEST_ADDOPTS": "--benchmark-skip"}),
+    "interrupted": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document,
+                                     plugin="interrupt"),  # fmt: skip
+    "gpu-dry-run": lambda tmp: start(
+        tmp, BENCH_TIP4, BENCH_TIP5, *readme_gpu_command()[3:], "--dry-run",
+        "--results-dir", str(tmp / "dry"),
+    ),  # README의 명령을 두 페이지로 줄여서(전체는 2코어에서 5분)
+    "gpu-without-cuda": lambda tmp: start(tmp, BENCH_TIP5, "--benchmark", "--gpu"),
+    "plain": lambda tmp: start(tmp, BENCH_TIP4, BENCH_TIP5),
+    "unknown-names": lambda tmp: start(tmp, BENCH_TIP4, project=unknown_names(tmp)),
+}  # fmt: skip
+NEEDS = {}  # 테스트 이름 → 쓰는 실행(아래 uses가 채웁니다)
+
+
+def uses(*names):
+    def register(test):
+        NEEDS[test.__name__] = names
+        return test
+
+    return register
+
+
+def unknown_names(tmp: Path) -> Path:
+    """P11: 레지스트리에 없는 묶음과 변형을 쓰는 벤치마크(복사본의 팁 4를 고쳐 심습니다)."""
+    project = tmp / "planted"
+    copy_for_benchmarks(project)
+    bench = project / BENCH_TIP4
+    text = bench.read_text(encoding="utf-8")
+    text = text.replace('compare("ceiling")', 'compare("no-such-group")')
+    text = text.replace('group.add("create-on-device", fast', 'group.add("no-such-variant", fast')
+    assert "no-such-group" in text and "no-such-variant" in text
+    bench.write_text(text, encoding="utf-8")
+    return project
+
+
+@pytest.fixture(scope="module")
+def runs(request, tmp_path_factory):
+    """고른 테스트가 쓰는 실행만 한꺼번에 띄웁니다."""
+    chosen = set()
+    for item in request.session.items:
+        if item.module is request.module:
+            params = getattr(item, "callspec", None)
+            named = params.params.get("name") if params else None
+            chosen |= {named} if named in RUNS else set(NEEDS.get(item.originalname, ()))
+    started = {}
+    try:
+        for name in sorted(chosen):
+            started[name] = RUNS[name](tmp_path_factory.mktemp(name))
+        yield started
+    finally:
+        for run in started.values():
+            if run.process.poll() is None:
+                run.process.kill()
+                run.process.communicate()
+
+
+def summary_of(result) -> str:
+    """터미널의 "측정 요약" 절(pytest가 붙이는 다음 절 앞까지)."""
+    found = re.search(r"=+ 측정 요약 =+\n(.*?)(?=^=+ |\Z)", result.stdout, re.S | re.M)
+    return found[1] if found else ""
+
+
 def published_state() -> dict[str, str]:
     return {
         path.name: hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in (ROOT / "results").glob("*")
+        for path in sorted((ROOT / "results").glob("*"))
     }
 
 
-def run_pytest(*args, cwd=ROOT, env=None) -> subprocess.CompletedProcess[str]:
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *args]
-    return subprocess.run(command, cwd=cwd, capture_output=True, text=True, env=env, timeout=600)
-
-
-@pytest.fixture
+@pytest.fixture(scope="module", autouse=True)
 def results_untouched():
+    """어떤 실행도 저장소의 results/를 바꾸지 않습니다(모두 복사본에서 실행합니다)."""
     before = published_state()
     yield
     assert published_state() == before, "results/가 바뀌었습니다"
 
 
-def test_readme_gpu_command_is_the_one_documented():
-    assert readme_gpu_command() == [
-        "-m",
-        "pytest",
-        "benchmarks",
-        "--benchmark",
-        "--gpu",
-        "--publish",
-    ]
+# --- 페이지 단위 발행(이슈 18 항목 1, 이슈 21) -------------------------------------------------
 
 
-@pytest.mark.skipif(
-    torch.cuda.is_available(), reason="GPU가 있으면 드라이 런이 아니라 실제로 잽니다"
-)
-def test_gpu_command_dry_run_goes_end_to_end_on_cpu(tmp_path, results_untouched):
-    result = run_pytest(*readme_gpu_command()[2:], "--dry-run", "--results-dir", str(tmp_path))
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+@uses("subset")
+def test_publishing_one_bench_replaces_only_its_page_with_its_own_provenance(runs):
+    run = runs["subset"]
+    result = run.result()
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    old = json.loads(run.old_bytes)
+    new = results_file.load(run.old)
+    assert list(new["pages"]) == ["tip3", "tip4", "tip5"] and new["device"] == old["device"]
+    for kept in ("tip3", "tip5"):  # 다른 페이지는 바이트까지 그대로(같은 직렬화)
+        assert json.dumps(new["pages"][kept]) == json.dumps(old["pages"][kept])
+    measured = new["pages"]["tip4"]["measured"]
+    assert measured["date"] != "2030-01-02T03:04:05Z" and measured["commit"] == SOURCE_COMMIT
+    assert measured["seed"] == 1234 and measured["dirty"] is None
+    snippet = run.project / "snippets" / f"{registry.by_id('tip4').snippet}.py"
+    assert measured["snippet_sha256"] == provenance.sha256(snippet)
+    assert measured["benchmark_sha256"] == provenance.sha256(run.project / BENCH_TIP4)
+    groups = new["pages"]["tip4"]["groups"]
+    assert set(groups) == {"rand", "zeros", "arange", "ceiling"}
+    assert len({info["seed"] for info in groups.values()}) == 4  # 묶음마다 기록한 시드
+    assert all(info["rounds"] >= 9 for info in groups.values())
+    [local] = run.local.glob("*.json")  # 측정은 test-output/에도 남습니다
+    assert list(results_file.load(local)["pages"]) == ["tip4"]
+    assert f"결과 파일을 썼습니다: {run.old}" in result.stdout
+
+
+@uses("other-torch")
+def test_a_file_from_another_torch_version_is_left_alone(runs):
+    # 다른 CPU 기능(cpu_flags)이나 코어 수도 같은 길로 거절합니다: tests/test_session.py
+    run, field = runs["other-torch"], "torch"
+    result = run.result()
+    assert result.returncode == 1, result.stdout[-3000:]
+    assert "예전 결과와 장치 또는 torch 버전이 다릅니다" in result.stdout and field in result.stdout
+    assert run.published_unchanged()
+    assert f"발행하지 못한 측정은 {run.local}에 남겼습니다" in result.stdout
+    [local] = run.local.glob("*.json")
+    assert "tip4" in results_file.load(local)["pages"]
+
+
+@pytest.mark.parametrize(
+    ("name", "reason"),
+    [
+        ("less", "예전에 잰 묶음을 이번에는 재지 않았습니다: zeros"),
+        ("partial", "잰 적도, 재지 않은 이유도 없는 묶음이 있습니다: arange, rand, zeros"),
+        ("failed", "실패한 측정이 1개 있습니다"),
+        # P1: --publish를 주고 거절을 봅니다
+        ("time-limit", "시간 한도에 걸려 4개를 재지 못했습니다"),
+        ("benchmark-skip", "--benchmark-skip으로 4개 측정을 건너뛰어 아무것도 발행하지 않았습니다"),
+        ("benchmark-skip-addopts",
+         "--benchmark-skip으로 4개 측정을 건너뛰어 아무것도 발행하지 않았습니다"),
+    ],
+)  # fmt: skip
+@uses("less", "partial", "failed", "time-limit", "benchmark-skip", "benchmark-skip-addopts")
+def test_a_run_that_measured_less_than_it_replaces_is_refused(runs, name, reason):
+    run = runs[name]
+    result = run.result()
+    assert result.returncode != 0, result.stdout[-3000:]
+    assert reason in result.stdout, result.stdout[-3000:]
+    assert "발행하지 않은 페이지 · " in result.stdout
+    assert run.published_unchanged()
+    assert f"발행하지 못한 측정은 {run.local}에 남겼습니다" in result.stdout
+    assert "Skipping benchmark" not in summary_of(result)  # 영어 이유를 "재지 않음"으로 남기지 않음
+
+
+@uses("failed")
+def test_a_failing_ceiling_keeps_the_other_measurements_without_a_dangling_ceiling(runs):
+    run = runs["failed"]
+    result = run.result()
+    assert "Traceback" not in summary_of(result)
+    [local] = run.local.glob("*.json")
+    entries = results_file.load(local)["pages"]["tip4"]["benchmarks"]
+    assert {e["group"] for e in entries} == {"rand", "zeros", "arange"}
+    assert all(e["ceiling"] is None for e in entries)  # 없는 천장을 가리키지 않습니다
+    assert "천장으로 잰 적이 없는 key" in result.stdout
+
+
+@uses("interrupted")
+def test_an_interrupted_run_writes_nothing(runs):
+    run = runs["interrupted"]
+    result = run.result()
+    assert result.returncode == pytest.ExitCode.INTERRUPTED, result.stdout[-2000:]
+    assert "실행이 중단되어 결과 파일을 쓰지 않았습니다" in result.stdout
+    assert run.published_unchanged() and not run.local.exists()
+
+
+# --- README의 GPU 명령 -----------------------------------------------------------------------
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="GPU가 있으면 드라이 런이 아니라 잽니다")
+@uses("gpu-dry-run")
+def test_the_gpu_command_dry_run_goes_end_to_end_on_cpu(runs):
+    run = runs["gpu-dry-run"]
+    result = run.result()
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "측정 요약" in result.stdout
     assert "드라이 런이라서 results/에는 쓰지 않았습니다" in result.stdout
-    [written] = tmp_path.glob("dry-run-*.json")
+    [written] = (run.project / "dry").glob("*.json")
+    assert written.name.startswith("dry-run-")
     doc = results_file.load(written)
-    assert doc["dry_run"] is True
-    # 레지스트리의 모든 페이지가 재거나 "재지 않음"(이유와 함께)으로 남습니다.
-    assert results_file_pages(doc) == {page.id for page in registry.load()}
-
-
-def results_file_pages(doc):
-    return {entry["page"] for entry in doc["benchmarks"]} | {x["page"] for x in doc["not_measured"]}
+    assert doc["dry_run"] is True and list(doc["pages"]) == ["tip4", "tip5"]
+    assert {e["rounds"] for e in doc["pages"]["tip4"]["benchmarks"]} == {1}
+    assert doc["pages"]["tip5"]["not_measured"][0]["group"] == "dp-vs-ddp"
+    assert not run.published.exists() and not run.local.exists()
 
 
 @pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인할 수 있습니다")
-def test_gpu_flag_without_cuda_fails_loudly_in_korean(tmp_path, results_untouched):
-    result = run_pytest(*readme_gpu_command()[2:], "--results-dir", str(tmp_path))
-    assert result.returncode != 0
+@uses("gpu-without-cuda")
+def test_gpu_flag_without_cuda_fails_loudly_in_korean(runs):
+    run = runs["gpu-without-cuda"]
+    result = run.result()
+    assert result.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--gpu: CUDA GPU를 찾지 못했습니다" in result.stderr
-    assert list(tmp_path.iterdir()) == []
+    assert not run.published.exists() and not run.local.exists()
 
 
-def test_benchmark_on_cpu_exits_zero_with_the_korean_skip_list(tmp_path, results_untouched):
-    selection = [f"{BENCH_TIP4}::test_device_copy_ceiling", BENCH_TIP5]
-    result = run_pytest(*selection, "--benchmark", "--results-dir", str(tmp_path))
-    assert result.returncode == 0, result.stdout[-3000:]
-    summary = result.stdout[result.stdout.index("측정 요약") :]
-    assert "팁 4: 텐서를 장치에서 바로 만들기" in summary and "장치 안 복사" in summary
-    assert re.search(r"재지 않음\(DP 대 DDP\): .*GPU", summary)
-    assert "test_dp_vs_ddp" not in summary
-    [written] = tmp_path.glob("*.json")
-    doc = results_file.load(written)
-    [ceiling] = doc["benchmarks"]
-    assert ceiling["rounds"] >= 7 and ceiling["metrics"]["gb_per_s"] > 0
-    page = registry.by_id("tip4")
-    assert ceiling["fingerprint"] == results_file.fingerprint(
-        page.snippet_path, page.benchmark_path
-    )
+def fake_config(**options):
+    defaults = dict(gpu=True, dry_run=False, benchmark=True, publish=False, sweep=False,
+                    results_dir=None, max_minutes=None, seed=None, budget=None)  # fmt: skip
+    option = types.SimpleNamespace(**(defaults | options))
+    return types.SimpleNamespace(option=option, stash=pytest.Stash(),
+                                 addinivalue_line=lambda name, line: None)  # fmt: skip
 
 
-def test_publishing_a_partial_run_is_refused_but_the_measurement_is_kept(
-    tmp_path, results_untouched
-):
-    result = run_pytest(BENCH_TIP5, "--benchmark", "--publish", "--results-dir", str(tmp_path))
-    assert result.returncode == 1
-    assert "전체 벤치마크를 실행했을 때만 results/에 씁니다" in result.stdout
-    assert "측정 요약" in result.stdout
-    assert list(tmp_path.iterdir()) == []  # 발행 폴더에는 쓰지 않고
-    assert re.search(
-        r"결과 파일을 썼습니다: .*test-output/results/", result.stdout
-    )  # 로컬에 남깁니다
+def test_a_small_dev_shm_stops_the_gpu_run_through_the_option_path(monkeypatch):
+    """P2: --gpu의 설정 단계(pytest_configure)가 멈추는지 봅니다. 메시지만 보지 않습니다."""
+    monkeypatch.setattr(plugin.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(plugin.shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20))  # fmt: skip
+    config = fake_config()
+    with pytest.raises(pytest.UsageError, match="/dev/shm의 여유 공간이 64 MiB뿐입니다"):
+        plugin.pytest_configure(config)
+    assert plugin.RUN not in config.stash  # 측정을 시작하지 않았습니다
 
 
-FAIL_CEILING_PLUGIN = """
-def pytest_runtest_call(item):
-    if "ceiling" in item.name:
-        raise RuntimeError("천장 측정이 실패했습니다(테스트가 일부러 냄)")
-"""
+def test_enough_dev_shm_or_a_dry_run_lets_the_gpu_run_start(monkeypatch):
+    monkeypatch.setattr(plugin.torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(plugin.shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20))  # fmt: skip
+    dry = fake_config(dry_run=True)
+    plugin.pytest_configure(dry)
+    assert dry.stash[plugin.RUN].dry_run and dry.stash[plugin.RUN].size_key == "quick"
+    monkeypatch.setattr(plugin.shutil, "disk_usage",
+                        lambda path: shutil._ntuple_diskusage(1, 1, 2 << 30))  # fmt: skip
+    config = fake_config()
+    plugin.pytest_configure(config)
+    run = config.stash[plugin.RUN]
+    assert run.device.type == "cuda" and run.max_seconds == 600 and run.settings.budget_s == 8.0
 
 
-def test_a_failing_ceiling_still_leaves_the_other_measurements(tmp_path, results_untouched):
-    (tmp_path / "fail_ceiling_plugin.py").write_text(FAIL_CEILING_PLUGIN, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    selection = [f"{BENCH_TIP4}::test_create", f"{BENCH_TIP4}::test_device_copy_ceiling"]
-    out = tmp_path / "out"
-    result = run_pytest(*selection, "-k", "rand or ceiling", "-p", "fail_ceiling_plugin",
-                        "--benchmark", "--results-dir", str(out), env=env)  # fmt: skip
-    assert result.returncode == 1
-    assert "Traceback" not in result.stdout.split("측정 요약")[-1]
-    assert "측정 요약" in result.stdout
-    [written] = out.glob("*.json")
-    doc = results_file.load(written)
-    assert {e["key"] for e in doc["benchmarks"]} == {
-        "rand-create-then-copy",
-        "rand-create-on-device",
-    }
-    assert all(e["ceiling"] is None for e in doc["benchmarks"])  # 없는 천장을 가리키지 않습니다
+def test_options_reach_the_measurement_settings():
+    run = plugin.new_run(fake_config(gpu=False, budget=0.2, seed=99, max_minutes=2.0).option)
+    assert (run.settings.budget_s, run.seed, run.max_seconds) == (0.2, 99, 120.0)
+    assert (
+        plugin.new_run(fake_config(gpu=False).option).seed
+        != plugin.new_run(fake_config(gpu=False).option).seed
+    )  # 시드를 주지 않으면 실행마다 새로 뽑아 기록합니다
 
 
-def test_a_single_benchmark_run_by_node_id_writes_its_local_results(tmp_path, results_untouched):
-    node = f"{BENCH_TIP4}::test_create[rand-recommended]"
-    result = run_pytest(node, "--benchmark", "--results-dir", str(tmp_path))
-    assert result.returncode == 0, result.stdout[-3000:]
-    assert "측정 요약" in result.stdout
-    [written] = tmp_path.glob("*.json")
-    [entry] = results_file.load(written)["benchmarks"]
-    assert entry["ceiling"] is None and entry["role"] == "recommended"
+# --- 평소 pytest -------------------------------------------------------------------------------
 
 
-PUBLISH_SUBSET_PLUGIN = """
-import benchmarks.plugin as plugin
-
-plugin._expected_modules = lambda: {"benchmarks.bench_tip5_ddp"}
-"""
-
-
-def test_an_unwritable_results_folder_keeps_the_measurement_locally(tmp_path, results_untouched):
-    (tmp_path / "publish_subset_plugin.py").write_text(PUBLISH_SUBSET_PLUGIN, encoding="utf-8")
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    unwritable = tmp_path / "a-file"
-    unwritable.write_text("폴더가 아니라 파일입니다", encoding="utf-8")
-    before = set(LOCAL.glob("*.json")) if LOCAL.exists() else set()
-    result = run_pytest(BENCH_TIP5, "-p", "publish_subset_plugin", "--benchmark", "--publish",
-                        "--results-dir", str(unwritable / "results"), env=env)  # fmt: skip
-    assert result.returncode == 1, result.stdout[-3000:]
-    assert "에 쓸 수 없습니다" in result.stdout and "측정 요약" in result.stdout
-    assert "발행하지 못해 측정을 로컬 결과 폴더에 남깁니다" in result.stdout
-    written = re.search(r"결과 파일을 썼습니다: (\S+)", result.stdout)[1]
-    assert written.startswith(str(LOCAL)) and results_file.load(written)["not_measured"]
-    if written not in {str(p) for p in before}:
-        os.unlink(written)
-
-
-INTERRUPT_PLUGIN = """
-def pytest_runtest_call(item):
-    if "test_dp_vs_ddp" in item.name:
-        raise KeyboardInterrupt
-"""
-
-
-def test_an_interrupted_run_writes_nothing(tmp_path, results_untouched):
-    (tmp_path / "interrupt_plugin.py").write_text(INTERRUPT_PLUGIN, encoding="utf-8")
-    earlier = write(tmp_path / "out" / "earlier.json", sample_document(ROOT))
-    before = earlier.read_bytes()
-    env = {**os.environ, "PYTHONPATH": str(tmp_path)}
-    selection = [f"{BENCH_TIP4}::test_device_copy_ceiling", BENCH_TIP5]
-    result = run_pytest(
-        *selection, "-p", "interrupt_plugin", "--benchmark", "--results-dir", str(tmp_path / "out"),
-        env=env,
-    )  # fmt: skip
-    assert result.returncode == pytest.ExitCode.INTERRUPTED, result.stdout[-2000:]
-    assert "실행이 중단되어 결과 파일을 쓰지 않았습니다" in result.stdout
-    assert [p.name for p in (tmp_path / "out").iterdir()] == ["earlier.json"]
-    assert earlier.read_bytes() == before
-
-
-def test_a_time_limit_skips_the_rest_and_refuses_to_publish(tmp_path, results_untouched):
-    result = run_pytest(BENCH_TIP4, "-k", "ceiling or rand", "--benchmark", "--max-minutes",
-                        "0.0001", "--results-dir", str(tmp_path))  # fmt: skip
-    assert "시간 한도" in result.stdout
-    [written] = tmp_path.glob("*.json")
-    assert any("시간 한도" in x["reason"] for x in results_file.load(written)["not_measured"])
-
-
-def test_a_small_dev_shm_stops_the_gpu_run_in_korean(monkeypatch):
-    from benchmarks import plugin
-
-    monkeypatch.setattr(
-        plugin.shutil, "disk_usage", lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20)
-    )
-    assert "/dev/shm의 여유 공간이 64 MiB뿐입니다" in plugin._shm_problem()
-
-
-def test_plain_pytest_runs_each_benchmark_once_without_timing(tmp_path, results_untouched):
-    result = run_pytest(BENCH_TIP4, "--results-dir", str(tmp_path))
+@uses("plain")
+def test_plain_pytest_runs_each_benchmark_once_without_timing(runs):
+    run = runs["plain"]
+    result = run.result()
     assert result.returncode == 0, result.stdout[-2000:]
     assert "측정 요약" not in result.stdout
-    assert not re.search(r"benchmark: \d+ tests", result.stdout)  # 시간 표가 없습니다
-    assert list(tmp_path.iterdir()) == []
+    assert not re.search(r"benchmark[^\n]*: \d+ tests", result.stdout)  # 시간 표가 없습니다
+    assert not run.published.exists() and not run.local.exists()
 
 
-def test_stale_results_are_listed(tmp_path):
+@uses("unknown-names")
+def test_plain_pytest_stops_a_benchmark_with_a_group_or_variant_not_in_the_registry(runs):
+    """P11: CI가 실행하는 평소 pytest에서도 이름을 레지스트리와 맞춰 봅니다."""
+    result = runs["unknown-names"].result()
+    assert result.returncode == pytest.ExitCode.TESTS_FAILED
+    assert "tip4: 묶음 'no-such-group'" in result.stdout
+    assert "tip4: 변형 'no-such-variant'" in result.stdout
+    assert re.search(r"4 failed", result.stdout)
+
+
+# --- 끝에 알리는 오래된 결과 -------------------------------------------------------------------
+
+
+def test_stale_results_are_listed_after_a_run(tmp_path, monkeypatch):
     for name in ("snippets", "benchmarks"):
-        shutil.copytree(ROOT / name, tmp_path / name)
-    write(tmp_path / "results" / SAMPLE_NAME, sample_document(tmp_path))
-    assert stale_lines(tmp_path) == []
+        shutil.copytree(ROOT / name, tmp_path / name, ignore=shutil.ignore_patterns("__pycache__"))
+    monkeypatch.setattr(registry, "ROOT", tmp_path)
+    path = write_named(tmp_path / "results", sample_document(tmp_path))
+    assert summary.stale_lines(tmp_path) == []
     changed = tmp_path / "benchmarks" / "bench_tip4_create_on_device.py"
     changed.write_text(changed.read_text(encoding="utf-8") + "\n# 바뀐 줄\n", encoding="utf-8")
-    [line] = stale_lines(tmp_path)
-    assert line.startswith(f"results/{SAMPLE_NAME} · tip4: 측정한 뒤 코드가 바뀌었습니다")
-    assert "benchmarks/bench_tip4_create_on_device.py(바뀜)" in line
-    (tmp_path / "results" / "broken.json").write_text("{}", encoding="utf-8")
-    assert any(
-        "broken.json의 schema_version: 필수 항목이 없습니다" in x for x in stale_lines(tmp_path)
+    [line] = summary.stale_lines(tmp_path)
+    assert line == (
+        f"{path.name} · 팁 4: 텐서를 장치에서 바로 만들기: 측정한 뒤 코드가 바뀌었습니다: "
+        "benchmarks/bench_tip4_create_on_device.py(바뀜)"
     )
+    write(tmp_path / "results" / "broken.json", {})
+    assert any("broken.json의 device: 필수 항목이 없습니다" in x
+               for x in summary.stale_lines(tmp_path))  # fmt: skip
