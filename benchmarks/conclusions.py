@@ -253,7 +253,9 @@ def conclusion(group: Group, env: dict) -> str:
 def sweep_sentence(spec: registry.Sweep, points: list[analysis.Point]) -> str:
     """스윕 하나의 결론: 어디서 구간이 1을 넘는지(교차점)."""
     cross = analysis.crossover(points)
-    span = f"재 본 범위 {format_number(cross.low_x)}–{format_number(cross.high_x)}"
+    # 교차점의 low_x–high_x는 판정이 바뀌는 두 점 사이이고, 재 본 범위는 모든 점의 처음과 끝입니다.
+    xs = sorted(point.x for point in points)
+    span = f"재 본 범위 {format_number(xs[0])}–{format_number(xs[-1])}"
     word = analysis.VERDICTS[cross.verdict]
     axis = spec.x_label
     if cross.kind == "all":

@@ -1,5 +1,6 @@
-"""테스트용 결과 문서(스키마 3)입니다. 숫자는 일부러 흔하지 않은 값으로 골라, 빌드한 HTML에서 찾을
-때 다른 곳의 숫자와 헷갈리지 않게 했습니다. 측정값이 아니라 형식과 렌더링을 시험하는 값입니다.
+"""테스트용 결과 문서(스키마 3)와 그것을 검사하는 도구입니다. 숫자는 일부러 흔하지 않은 값으로
+골라, 빌드한 HTML에서 찾을 때 다른 곳의 숫자와 헷갈리지 않게 했습니다. 측정값이 아니라 형식과
+렌더링을 시험하는 값입니다.
 
 - sample_document: GPU 한 대. 팁 4와 팁 3은 잰 결과, 팁 5는 "재지 않음"과 이유, 나머지는 없음.
 - cpu_document: 4코어 CPU. 팁 4는 차이 없음, 전부 합치면은 CUDA에만 있는 단계가 느려 보이는 폭포.
@@ -8,10 +9,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import hashlib
 import json
 import re
+import signal
 from pathlib import Path
 
 from benchmarks import results_file
@@ -312,5 +315,58 @@ def full_document(root: Path, device: dict, scenario: str) -> dict:
                 ))  # fmt: skip
         rows += _break_even_rows(page, scenario)
         not_measured = [(next(iter(page.groups)), "합성 문서의 이유입니다.")]
-        pages[page.id] = section(page.id, root, rows, not_measured=not_measured)
+        made = section(page.id, root, rows, not_measured=not_measured)
+        made["sweeps"] = {key: _sweep(made["measured"], scenario) for key in page.sweeps}
+        pages[page.id] = made
     return document(device, pages)
+
+
+def _sweep(measured: dict, scenario: str) -> dict:
+    """다섯 크기(로그 간격)의 스윕. 시나리오마다 교차점이 있거나(faster: 느림→빠름) 없습니다."""
+    code = {name: measured[name] for name in ("date", "commit", "dirty", "snippet_sha256",
+                                                "benchmark_sha256")}  # fmt: skip
+    points = []
+    for index, x in enumerate((16, 64, 256, 1024, 4096)):
+        if scenario == "faster":
+            median = (0.6, 0.8, 1.0, 1.5, 2.5)[index]
+            low, high = median * 0.97, median * 1.03
+        else:
+            median, low, high = _ratio_for(scenario, index)
+        if scenario == "extreme":
+            x = 1e15 if index == 4 else 10.0**-index
+        points.append({
+            "x": x, "rounds": 9, "seed": index, "params": {}, "baseline_s": 0.02,
+            "variant_s": 0.02 / median, "ratio": ratio(median, low, high),
+            "metrics": {"baseline": {"peak_memory_mib": 10.0},
+                        "variant": {"peak_memory_mib": 10.0 * (1 + index)}},
+        })  # fmt: skip
+    for point in points:
+        point["variant_s"] = min(max(point["variant_s"], 1e-9), 1e5)
+    return {"measured": code, "points": points}
+
+
+# 결론이 스스로 모순되거나 받침을 모른다고 드러내는 표기(이슈 21): "0.83배(느려짐) 빠릅니다",
+# "-39% 줄었습니다", "inf배", "이(가)", "AVX-512 BF16와"(십육에는 받침이 있습니다).
+CONTRADICTIONS = re.compile(
+    r"느려짐\) 빠릅니다|느려짐\)로, 구간 전체가 기준의 ±5% 밖이라 빠릅니다|"
+    r"(?<![A-Za-z_])(inf|nan)(?![A-Za-z_])|"
+    r"이\(가\)|은\(는\)|을\(를\)|과\(와\)|\(으\)로|-\d[\d.,]*\s*% 줄|\d배\(느려짐\)|BF16와",
+    re.IGNORECASE,
+)
+
+
+@contextlib.contextmanager
+def deadline(seconds: int):
+    """이 안의 일이 seconds 안에 끝나지 않으면 TimeoutError로 실패합니다(멈춤은 기다리지 않습니다).
+    subprocess.run은 예외가 나면 자식 프로세스를 끝내므로 빌드에도 씁니다."""
+
+    def stop(signum, frame):
+        raise TimeoutError(f"{seconds}초 안에 끝나지 않았습니다")
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    signal.alarm(seconds)
+    try:
+        yield
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)

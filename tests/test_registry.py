@@ -20,7 +20,15 @@ from pathlib import Path
 import pytest
 
 from guide import registry
-from tests.results_sample import GPU_DEVICE, document, entry, ratio, section, write_named
+from tests.results_sample import (
+    GPU_DEVICE,
+    deadline,
+    document,
+    entry,
+    ratio,
+    section,
+    write_named,
+)
 from tests.site_build import ROOT, copy_project, mkdocs_build
 
 PAGES = registry.load()
@@ -294,8 +302,6 @@ def demo_site(tmp_path_factory):
     """레지스트리에 한 항목(과 그 스니펫, 벤치마크, 문서, 결과)만 더한 복사본을 빌드합니다."""
     tmp_path = tmp_path_factory.mktemp("registry-demo")
     project = copy_project(tmp_path / "project")
-    for name in ("constraints.txt", "requirements.txt"):  # 노트북의 설치 셀이 고정 버전을 읽습니다
-        shutil.copy(ROOT / name, project / name)
     number = len(registry.pages("beyond")) + 1
     with open(project / "guide" / "pages.toml", "a", encoding="utf-8") as toml:
         toml.write(DEMO_ENTRY.format(number=number))
@@ -314,7 +320,8 @@ def demo_site(tmp_path_factory):
     shutil.rmtree(project / "results", ignore_errors=True)
     write_named(project / "results", document(GPU_DEVICE, {"demo": demo}))
     site = tmp_path / "site"
-    result = mkdocs_build(project, site)
+    with deadline(480):  # 바쁜 2코어에서 1분쯤: 멈춘 빌드는 기다리지 않고 실패합니다
+        result = mkdocs_build(project, site)
     assert result.returncode == 0, result.stderr[-3000:]
     return site, number
 

@@ -9,11 +9,9 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import os
-import signal
 import subprocess
 import sys
 
@@ -27,6 +25,7 @@ from tests.results_sample import (
     GPU_DEVICE,
     SAMPLE_NAME,
     cpu_document,
+    deadline,
     sample_document,
     write,
 )
@@ -36,22 +35,6 @@ from tests.site_build import ROOT
 @pytest.fixture
 def doc():
     return sample_document(ROOT)
-
-
-@contextlib.contextmanager
-def deadline(seconds: int):
-    """이 안의 일이 seconds 안에 끝나지 않으면 실패합니다(기다리지 않고 TimeoutError)."""
-
-    def stop(signum, frame):
-        raise TimeoutError(f"{seconds}초 안에 끝나지 않았습니다")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)
 
 
 def test_sample_documents_are_valid_and_survive_a_round_trip(tmp_path, doc):
