@@ -59,15 +59,15 @@ class Stage:
     """학습 방법의 플래그 묶음입니다. 기본값이 기준(단계 0)입니다."""
 
     num_workers: int = 0  # 단계 1: DataLoader 워커
-    pin_memory: bool = False  # 단계 1: 고정된 메모리 + non_blocking 복사(CUDA)
+    pin_memory: bool = False  # 단계 1: 고정 메모리 + non_blocking 복사(CUDA)
     read_loss_every_step: bool = True  # 단계 2: False면 손실을 끝에 한 번만 읽습니다
     create_on_device: bool = False  # 단계 3: 마스크와 위치 텐서를 장치에서 바로 만듭니다
     tf32: bool = False  # 단계 4: fp32 행렬 곱을 TF32로(CUDA)
     bf16: bool = False  # 단계 5: bf16 autocast
     sdpa: bool = False  # 단계 6: scaled_dot_product_attention(is_causal=True)
     pad_vocab: bool = False  # 단계 7: 어휘 크기를 64의 배수로
-    fused_adamw: bool = False  # 단계 8: 퓨즈드(fused) AdamW
-    batch_multiplier: int = 1  # 단계 9: 아낀 메모리만큼 마이크로 배치를 키웁니다
+    fused_adamw: bool = False  # 단계 8: 융합(fused) AdamW
+    batch_multiplier: int = 1  # 단계 9: 아낀 메모리만큼 마이크로배치를 키웁니다
     compile: bool = False  # 단계 10: torch.compile
     checkpointing: bool = False  # 번외 실험: 활성화 체크포인팅(누적하지 않음)
 
@@ -76,15 +76,15 @@ def cumulative_stages(num_workers=2, batch_multiplier=2):
     """(key, 설명, Stage)의 목록입니다. 단계마다 앞 단계의 플래그를 모두 물려받습니다."""
     changes = [
         ("baseline", "기준: fp32, 즉시 실행(eager), 손으로 쓴 어텐션", {}),
-        ("workers", "워커 + 고정된 메모리", {"num_workers": num_workers, "pin_memory": True}),
+        ("workers", "워커 + 고정 메모리", {"num_workers": num_workers, "pin_memory": True}),
         ("no-host-reads", "매 스텝 호스트로 읽지 않기", {"read_loss_every_step": False}),
         ("create-on-device", "텐서를 장치에서 바로 만들기", {"create_on_device": True}),
         ("tf32", "fp32 행렬 곱에 TF32", {"tf32": True}),
         ("bf16", "bf16 autocast", {"bf16": True}),
         ("sdpa", "scaled_dot_product_attention", {"sdpa": True}),
         ("pad-vocab", "어휘 크기를 64의 배수로", {"pad_vocab": True}),
-        ("fused-adamw", "퓨즈드 AdamW", {"fused_adamw": True}),
-        ("bigger-batch", "더 큰 마이크로 배치", {"batch_multiplier": batch_multiplier}),
+        ("fused-adamw", "융합(fused) AdamW", {"fused_adamw": True}),
+        ("bigger-batch", "더 큰 마이크로배치", {"batch_multiplier": batch_multiplier}),
         ("compile", "torch.compile", {"compile": True}),
     ]
     stages, stage = [], Stage()
@@ -97,7 +97,7 @@ def cumulative_stages(num_workers=2, batch_multiplier=2):
 # --8<-- [end:stages]
 # --8<-- [start:stage1]
 def make_loader(dataset, stage, device, batch_size):
-    """단계 1: 워커 프로세스가 배치를 미리 만들고, GPU라면 고정된 메모리에 담습니다."""
+    """단계 1: 워커 프로세스가 배치를 미리 만들고, GPU라면 고정 메모리에 담습니다."""
     workers, pin = stage.num_workers, stage.pin_memory and device.type == "cuda"
     return DataLoader(
         dataset, batch_size, num_workers=workers, pin_memory=pin, persistent_workers=workers > 0
@@ -105,7 +105,7 @@ def make_loader(dataset, stage, device, batch_size):
 
 
 def to_device(batch, stage, device):
-    # 고정된 메모리에서의 복사만 non_blocking으로 계산과 겹칠 수 있습니다.
+    # 고정 메모리에서의 복사만 non_blocking으로 계산과 겹칠 수 있습니다.
     return [t.to(device, non_blocking=stage.pin_memory) for t in batch]
 
 
@@ -157,7 +157,7 @@ def autocast(device, stage):
 # --8<-- [end:stage5]
 # --8<-- [start:stage6]
 def attention(qkv, n_head, stage):
-    """단계 6: T×T 점수 행렬을 메모리에 만들지 않는 퓨즈드 어텐션 커널을 씁니다."""
+    """단계 6: T×T 점수 행렬을 메모리에 만들지 않고 연산을 합친 어텐션 커널을 씁니다."""
     batch, seq_len, width = qkv.size(0), qkv.size(1), qkv.size(2) // 3
     # (배치, 길이, 3·폭) → 3 × (배치, 헤드, 길이, 헤드 폭)
     q, k, v = (t.view(batch, seq_len, n_head, -1).transpose(1, 2) for t in qkv.split(width, 2))
@@ -181,7 +181,7 @@ def padded_vocab(vocab_size, stage, multiple=64):
 # --8<-- [end:stage7]
 # --8<-- [start:stage8]
 def make_optimizer(model, stage, lr=1e-3):
-    """단계 8: 모든 가중치의 갱신을 커널 몇 개로 묶은 퓨즈드 AdamW입니다."""
+    """단계 8: 모든 가중치의 갱신을 커널 몇 개로 합친 융합(fused) AdamW입니다."""
     # None이면 PyTorch가 고릅니다: CPU는 가중치마다 도는 for-loop, CUDA는 foreach입니다.
     return torch.optim.AdamW(model.parameters(), lr=lr, fused=True if stage.fused_adamw else None)
 
@@ -213,7 +213,6 @@ class GPTConfig:  # 기본값은 GPT-2 small(124M)입니다.
     n_embd: int = 768
 
 
-# --8<-- [start:model]
 class Block(nn.Module):
     def __init__(self, cfg, stage):
         super().__init__()
@@ -229,6 +228,7 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x))
 
 
+# --8<-- [start:model]
 class GPT(nn.Module):
     def __init__(self, cfg, stage):
         super().__init__()

@@ -5,6 +5,7 @@ import dataclasses
 import math
 import re
 import shutil
+from collections import Counter
 from html.parser import HTMLParser
 
 import pytest
@@ -326,7 +327,7 @@ def test_tf32_stage_changes_only_cuda_matmuls_and_leaves_the_legacy_getter_worki
 
 
 def test_workers_and_reading_once_change_nothing_but_speed():
-    # 워커, 고정된 메모리, 끝에 한 번 읽기, 장치에서 만들기, (CPU의) TF32: 비트 단위로 같은 학습.
+    # 워커, 고정 메모리, 끝에 한 번 읽기, 장치에서 만들기, (CPU의) TF32: 비트 단위로 같은 학습.
     losses = []
     for _, _, stage in STAGES[:5]:
         job = tiny_job(stage)
@@ -338,7 +339,7 @@ def test_workers_and_reading_once_change_nothing_but_speed():
 
 
 def test_cpu_loader_adds_workers_but_never_pins():
-    # 단계 1의 고정된 메모리는 CPU→GPU 복사를 위한 것이라 CPU에서는 켜지 않습니다(CP15).
+    # 단계 1의 고정 메모리는 CPU→GPU 복사를 위한 것이라 CPU에서는 켜지 않습니다(CP15).
     dataset = cap.MarkovTokens(TINY.vocab_size, TINY.seq_len)
     loader = cap.make_loader(dataset, STAGES[1][2], CPU, batch_size=2)
     assert STAGES[1][2].pin_memory and not loader.pin_memory
@@ -402,12 +403,41 @@ def test_snippet_holds_only_what_a_reader_copies_in_450_lines():
 
 
 class ElementCounter(HTMLParser):
+    """HTML 요소를 셉니다. 코드 블록(pre), 차트(svg), 표(table) 안의 요소는 따로 셉니다."""
+
+    PARTS = ("pre", "svg", "table")
+    VOID = {"area", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "wbr"}
+
     def __init__(self):
         super().__init__()
-        self.count = 0
+        self.count, self.inside, self.open = 0, Counter(), []
 
     def handle_starttag(self, tag, attrs):
         self.count += 1
+        part = next((p for p in reversed(self.open) if p in self.PARTS), None)
+        if part:
+            self.inside[part] += 1
+        if tag not in self.VOID:
+            self.open.append(tag)
+
+    def handle_startendtag(self, tag, attrs):
+        self.count += 1
+        part = next((p for p in reversed(self.open) if p in self.PARTS), None)
+        if part:
+            self.inside[part] += 1
+
+    def handle_endtag(self, tag):
+        if tag in self.open:
+            while self.open.pop() != tag:
+                pass
+
+
+def test_element_counter_sorts_code_charts_and_tables():
+    counter = ElementCounter()
+    counter.feed(
+        "<p><pre><code><span>a</span><a></a></code></pre><svg><g><path/></g></svg><br></p>"
+    )
+    assert counter.count == 9 and counter.inside == {"pre": 3, "svg": 2}
 
 
 def test_capstone_page_stays_light_on_a_phone(built_site):
@@ -415,4 +445,5 @@ def test_capstone_page_stays_light_on_a_phone(built_site):
     # 루프는 한 번만 보여 주고, 파일 전체는 저장소와 노트북으로 연결합니다.
     counter = ElementCounter()
     counter.feed((built_site / "capstone" / "01-all-together.html").read_text(encoding="utf-8"))
-    assert counter.count <= 2000
+    parts = ", ".join(f"{part} 안 {counter.inside[part]}" for part in ElementCounter.PARTS)
+    assert counter.count <= 2000, f"요소 {counter.count}개: {parts}"
