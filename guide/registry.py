@@ -162,16 +162,19 @@ class Page:
         return fill(self.group(key).title, params)
 
     def group_name(self, key: str) -> str:
-        """값 없이 부르는 묶음 이름: `{자리}`가 있으면 그 앞의 ':'이나 '(' 앞까지만 씁니다."""
-        title = self.group(key).title
-        if "{" not in title:
-            return title
-        head = re.split(r"\s*[:(]", title, maxsplit=1)[0]
-        # `{자리}`와 바로 뒤의 영문 단위(ms, GiB 등)를 함께 뺍니다.
-        return re.sub(r"\s*\S*\{\w+\}\S*(\s+[A-Za-z]+\b)?", "", head).strip() or head
+        return name_without_values(self.group(key).title)
 
     def group_work(self, key: str, params: dict) -> str:
         return fill(self.group(key).work, params)
+
+
+def name_without_values(title: str) -> str:
+    """값 없이 부르는 이름(묶음, 스윕): `{자리}`가 있으면 그 앞의 ':'이나 '(' 앞까지만 씁니다."""
+    if "{" not in title:
+        return title
+    head = re.split(r"\s*[:(]", title, maxsplit=1)[0]
+    # `{자리}`와 바로 뒤의 영문 단위(ms, GiB 등)를 함께 뺍니다.
+    return re.sub(r"\s*\S*\{\w+\}\S*(\s+[A-Za-z]+\b)?", "", head).strip() or head
 
 
 def fill(template: str, params: dict) -> str:

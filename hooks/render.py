@@ -229,11 +229,16 @@ def _sweep_views(device: Device, view: analysis.PageView) -> list[SweepView]:
     found = []
     for key, points in view.sweeps().items():
         spec = view.page.sweep(key)
+        # 제목의 `{자리}`는 점들의 params로 채웁니다(모든 점에 같은 값: 층 수, 배치 등).
+        params = {
+            k: v for p in view.section["sweeps"][key]["points"] for k, v in p["params"].items()
+        }
+        title = registry.fill(spec.title, params)
         name = f"chart-{view.page.id}-sweep-{key}-{device.slug}"
         values = [(p.x, p.ratio.median, p.ratio.low, p.ratio.high) for p in points]
         cross = analysis.crossover(points)
         sentence = conclusions.sweep_sentence(spec, points)
-        chart = charts.sweep_chart(name, spec.title, spec.x_label, values, cross.x, sentence)
+        chart = charts.sweep_chart(name, title, spec.x_label, values, cross.x, sentence)
         header = [spec.x_label, "기준 대비 속도(95% 구간)"]
         memory = spec.memory and any("peak_memory_mib" in p.metrics["variant"] for p in points)
         header += ["최대 메모리 증가(MiB): 기준 → 비교"] * memory
@@ -246,7 +251,7 @@ def _sweep_views(device: Device, view: analysis.PageView) -> list[SweepView]:
                 cells.append(f"{analysis.format_number(before)} → {analysis.format_number(after)}"
                              if before is not None and after is not None else "—")  # fmt: skip
             rows.append(cells)
-        found.append(SweepView(spec.title, sentence, Markup(chart), rows, header))
+        found.append(SweepView(title, sentence, Markup(chart), rows, header))
     return found
 
 
@@ -292,10 +297,11 @@ def device_view(device: Device, page: registry.Page, url: Callable[[str], str]) 
     for key, spec in page.sweeps.items():
         if key in measured_sweeps:
             continue
+        name = registry.name_without_values(spec.title)  # 잰 값이 없어 `{자리}`를 채울 수 없습니다
         if spec.requires == "cuda" and not device.is_cuda:
-            result.missing_sweeps.append((spec.title, f"해당 없음: {spec.not_applicable}"))
+            result.missing_sweeps.append((name, f"해당 없음: {spec.not_applicable}"))
         else:
-            result.missing_sweeps.append((spec.title, "아직 재지 않음(`--sweep`으로 잽니다)"))
+            result.missing_sweeps.append((name, "아직 재지 않음(`--sweep`으로 잽니다)"))
     result.break_evens = [conclusions.break_even_sentence(r) for r in view.break_evens()]
     result.not_measured = view.not_measured
     result.provenance = _provenance(device, view.section)

@@ -196,10 +196,40 @@ def capstone_section(root):
     return section("capstone", root, rows)
 
 
+def tip6_sweep_section(root):
+    """팁 6: 묶음은 재지 않고 폭 스윕만. 폭 256–1024 사이에서 bf16이 fp32보다 빨라집니다."""
+    made = section(
+        "tip6",
+        root,
+        [],
+        not_measured=[
+            ("step", "스윕만 잰 테스트용 문서입니다."),
+            ("ceiling", "스윕만 잰 테스트용 문서입니다."),
+        ],
+    )
+    made["sweeps"] = {"width": _sweep(made["measured"], "faster")}
+    for point in made["sweeps"]["width"]["points"]:
+        point["params"] = {"layers": 2, "batch_size": 8, "seq_len": 64}
+    return made  # fmt: skip
+
+
+def fused_section(root):
+    """융합 옵티마이저: 묶음 하나만 재고 스윕(텐서 크기, 텐서 수)은 아직 재지 않았습니다."""
+    size = {"tensors": 40, "numel": 4096}
+    return section("fused-optimizers", root, [
+        entry("for-loop", "step", "for-loop", "baseline", 0.0123, params=size),
+        entry("fused", "step", "fused", "recommended", 0.0102, params=size,
+              ratio=ratio(1.21, 1.16, 1.26)),
+    ], not_measured=[("ceiling", "테스트용 문서라서 재지 않았습니다.")])  # fmt: skip
+
+
 def cpu_document(root: Path) -> dict:
-    """두 번째 장치(4코어 CPU): 팁 4는 구간이 1에 걸친 "차이 없음", 전부 합치면은 폭포."""
+    """두 번째 장치(4코어 CPU): 팁 4는 구간이 1에 걸친 "차이 없음", 전부 합치면은 폭포, 팁 6은
+    폭 스윕, 융합 옵티마이저는 스윕을 아직 재지 않은 페이지."""
     tip4 = tip4_section(root, 0.0421, 0.0417, ratio(1.01, 0.98, 1.03))
-    return document(CPU_DEVICE, {"tip4": tip4, "capstone": capstone_section(root)})
+    pages = {"tip4": tip4, "tip6": tip6_sweep_section(root), "capstone": capstone_section(root),
+             "fused-optimizers": fused_section(root)}  # fmt: skip
+    return document(CPU_DEVICE, pages)
 
 
 def write(path: Path, doc: dict) -> Path:

@@ -233,6 +233,33 @@ def test_charts_keep_korean_as_text_and_follow_the_color_scheme(sample_site):
     assert len(ids) == len(set(ids))
 
 
+def test_a_sweep_shows_its_filled_title_crossover_interval_table_and_chart(sample_site):
+    html = page_text(sample_site, "tips/06-16bit.html")
+    text = visible_text(html)
+    assert "모델 폭에 따라: bf16 autocast 대 fp32 (2층, 배치 8×64 토큰)" in text
+    assert (
+        "크기에 따라: 이 장치에서는 폭(d_model) ≈ 256부터 빨라집니다(256–1,024 사이에서 바뀝니다, "
+        "재 본 범위 16–4,096)" in text
+    )
+    assert "1.50배 (1.46–1.54)" in text and "0.60배 (0.58–0.62, 느려짐)" in text
+    assert re.search(r'<svg[^>]*aria-label="모델 폭에 따라: bf16 autocast 대 fp32 \(2층', html)
+
+
+def test_a_sweep_not_yet_measured_is_named_without_placeholders(sample_site):
+    text = results_text(page_text(sample_site, "beyond/03-fused-optimizers.html"))
+    assert re.search(r"텐서 크기에 따라: 아직 재지 않음\( ?--sweep ?으로 잽니다\)", text)
+    assert "텐서 수에 따라: 아직 재지 않음" in text
+
+
+@pytest.mark.parametrize("page", [p.doc.removesuffix(".md") + ".html" for p in registry.load()])
+def test_no_placeholder_reaches_a_reader(sample_site, page):
+    html = page_text(sample_site, page)
+    text = visible_text(
+        " ".join(re.findall(r'<div class="results-block">.*?</article>', html, re.S))
+    )
+    assert not re.search(r"\{\w+\}", text), re.search(r".{40}\{\w+\}.{20}", text)
+
+
 RENDERED = ["index.html", "results.html", "tips/04-create-on-device.html",
             "tips/03-avoid-syncs.html", "capstone/01-all-together.html"]  # fmt: skip
 
@@ -325,10 +352,12 @@ def test_no_results_say_so_on_the_home_page_and_on_each_page():
 def test_a_registry_page_missing_from_a_device_file_reads_not_yet_measured(tmp_path):
     write_named(tmp_path / "results", cpu_document(ROOT))
     text = visible_text(
-        render.page_results(registry.by_id("tip6"), load_devices(tmp_path), True, url)
+        render.page_results(registry.by_id("sdpa"), load_devices(tmp_path), True, url)
     )
     assert "아직 재지 않음" in text
-    assert ".venv/bin/python -m pytest benchmarks/bench_tip6_16bit.py --benchmark --publish" in text
+    assert (
+        ".venv/bin/python -m pytest benchmarks/bench_beyond_sdpa.py --benchmark --publish" in text
+    )
 
 
 def test_with_only_cpu_results_every_gpu_page_is_marked(tmp_path):
