@@ -46,6 +46,7 @@ class Group:
     conclusion: str
     ceiling_label: str = "천장 대비"
     note: str = ""  # 결론 뒤에 붙는 한 문장(예: 이 배수가 무엇의 크기인지)
+    report_title: str = ""  # 결과에 붙은 캡처(보고서, 프로파일 표)의 제목. 없으면 "<변형>의 보고서"
     saving_param: str = ""  # 아낀 시간을 이 params 값 하나당으로도 씁니다(예: epochs)
     saving_unit: str = ""  # 그 단위의 한국어 이름(예: 에폭)
     # 벤치마크 모듈 없이 레지스트리만으로 재는 묶음(benchmarks/bench_registry.py)의 함수 이름들.
@@ -201,6 +202,7 @@ def _parse_page(raw: dict) -> Page:
             spec.get("conclusion", "speedup"),
             spec.get("ceiling_label", "천장 대비"),
             spec.get("note", ""),
+            spec.get("report_title", ""),
             spec.get("saving_param", ""),
             spec.get("saving_unit", ""),
             spec.get("inputs", ""),

@@ -309,7 +309,10 @@ def device_view(device: Device, page: registry.Page, url: Callable[[str], str]) 
         for row in group.rows:
             excerpt = row.entry.get("extra", {}).get("report_excerpt")
             if excerpt:
-                result.reports.append({"label": _plain(row.label), "text": excerpt.expandtabs(4)})
+                title = (
+                    group.spec.report_title or f"{_plain(row.label)}의 보고서(측정한 실행에서 캡처)"
+                )
+                result.reports.append({"title": title, "text": excerpt.expandtabs(4)})
     return result
 
 
