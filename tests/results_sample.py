@@ -346,12 +346,18 @@ def full_document(root: Path, device: dict, scenario: str) -> dict:
         rows += _break_even_rows(page, scenario)
         not_measured = [(next(iter(page.groups)), "합성 문서의 이유입니다.")]
         made = section(page.id, root, rows, not_measured=not_measured)
-        made["sweeps"] = {key: _sweep(made["measured"], scenario) for key in page.sweeps}
+        made["sweeps"] = {
+            key: _sweep(made["measured"], scenario, {
+                name: ("bf16" if name in TEXT_PARAMS else 8)
+                for name in re.findall(r"\{(\w+)\}", spec.title)
+            })
+            for key, spec in page.sweeps.items()
+        }  # fmt: skip
         pages[page.id] = made
     return document(device, pages)
 
 
-def _sweep(measured: dict, scenario: str) -> dict:
+def _sweep(measured: dict, scenario: str, params: dict | None = None) -> dict:
     """다섯 크기(로그 간격)의 스윕. 시나리오마다 교차점이 있거나(faster: 느림→빠름) 없습니다."""
     code = {name: measured[name] for name in ("date", "commit", "dirty", "snippet_sha256",
                                                 "benchmark_sha256")}  # fmt: skip
@@ -365,7 +371,7 @@ def _sweep(measured: dict, scenario: str) -> dict:
         if scenario == "extreme":
             x = 1e15 if index == 4 else 10.0**-index
         points.append({
-            "x": x, "rounds": 9, "seed": index, "params": {}, "baseline_s": 0.02,
+            "x": x, "rounds": 9, "seed": index, "params": dict(params or {}), "baseline_s": 0.02,
             "variant_s": 0.02 / median, "ratio": ratio(median, low, high),
             "metrics": {"baseline": {"peak_memory_mib": 10.0},
                         "variant": {"peak_memory_mib": 10.0 * (1 + index)}},

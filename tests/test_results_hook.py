@@ -28,6 +28,7 @@ from tests.results_sample import (
     SAMPLE_NAME,
     cpu_document,
     deadline,
+    full_document,
     sample_document,
     tip4_section,
     write_named,
@@ -391,6 +392,20 @@ def test_the_peaks_table_highlights_the_measured_gpu(tmp_path):
     html = render.peaks_table(load_devices(tmp_path))
     [highlighted] = re.findall(r'<tr class="role-recommended"><td>(.*?)</td>', html)
     assert unescape(highlighted) == "H200 NVL (≤ 600 W)"
+
+
+def test_values_at_the_validators_bounds_render_every_page(tmp_path, monkeypatch):
+    """이슈 21: 검증기가 받은 값(가장 짧은 1 ns, 10⁶배, 크기 10¹⁵)으로 빌드가 멈추면 안 됩니다.
+    빌드의 그리기 함수를 모든 페이지에 부르고, 나온 글에 모순과 `{자리}`가 없는지 봅니다."""
+    monkeypatch.setattr(charts, "CACHE", tmp_path / "cache")
+    doc = full_document(ROOT, GPU_DEVICE, "extreme")
+    write_named(tmp_path / "results", doc)
+    devices = load_devices(tmp_path)
+    html = [render.page_results(page, devices, True, url) for page in registry.load()]
+    html += [render.overview(devices, [], url), render.all_results(devices, url)]
+    text = visible_text(" ".join(html))
+    assert "1,000,000" in text and "느려짐" in text and "<svg" in "".join(html)
+    assert not CONTRADICTIONS.search(text) and not re.search(r"\{\w+\}", text)
 
 
 def test_the_chart_cache_lives_outside_the_repository():
