@@ -12,7 +12,6 @@ import contextlib
 import dataclasses
 import math
 import random
-import time
 from dataclasses import dataclass
 
 import torch
@@ -335,51 +334,9 @@ def flops_per_token(cfg):
     return 6 * n + 12 * layers * cfg.n_head * (d // cfg.n_head) * cfg.seq_len
 
 
-# 장치 이름 → 밀집(dense) bf16 최고 성능(TFLOP/s). 모르는 이름은 추측하지 않습니다(MFU 없음).
-PEAK_BF16_TFLOPS = {
-    "NVIDIA H100 80GB HBM3": 989.0,  # H100 SXM
-    "NVIDIA H200": 989.0,  # H200 SXM
-    "NVIDIA H200 NVL": 836.0,
-}
-
-
-def peak_bf16_tflops(device):
-    """GPU의 공개된 bf16 최고 성능입니다. CPU나 표에 없는 GPU면 None입니다."""
-    if device.type != "cuda":
-        return None
-    return PEAK_BF16_TFLOPS.get(torch.cuda.get_device_name(device))
-
-
 def mfu(tokens_per_s, cfg, peak_tflops):
     """MFU(모델 FLOPs 활용률) = 토큰/초 × 토큰당 연산 수 ÷ 최고 성능."""
     return tokens_per_s * flops_per_token(cfg) / (peak_tflops * 1e12)
-
-
-def synchronize(device):
-    if device.type == "cuda":
-        torch.cuda.synchronize(device)
-
-
-def tokens_per_second(job, steps):
-    """steps번의 학습 스텝을 재서 초당 토큰 수를 돌려줍니다(워밍업은 부르는 쪽이 먼저 합니다)."""
-    synchronize(job.device)
-    start = time.perf_counter()
-    loss = train_steps(job, steps)
-    synchronize(job.device)
-    return job.tokens_per_step * steps / (time.perf_counter() - start), loss
-
-
-def matmul_tflops(device, dtype=torch.bfloat16, n=2048, repeat=5):
-    """큰 n×n 행렬 곱의 처리량(TFLOP/s): CPU에서 MFU의 분모(천장)로 씁니다."""
-    a = torch.randn(n, n, device=device, dtype=dtype)
-    b = torch.randn(n, n, device=device, dtype=dtype)
-    a @ b  # 워밍업
-    synchronize(device)
-    start = time.perf_counter()
-    for _ in range(repeat):
-        a @ b
-    synchronize(device)
-    return 2 * n**3 * repeat / (time.perf_counter() - start) / 1e12
 
 
 def profile_steps(job, steps=2, rows=8):
@@ -390,26 +347,8 @@ def profile_steps(job, steps=2, rows=8):
         activities.append(torch.profiler.ProfilerActivity.CUDA)
         sort_by = "self_device_time_total"
     with torch.profiler.profile(activities=activities) as prof:
-        train_steps(job, steps)
-        synchronize(job.device)
+        train_steps(job, steps)  # 마지막 손실을 읽으므로 GPU가 끝날 때까지 기다립니다.
     return prof.key_averages().table(sort_by=sort_by, row_limit=rows, max_name_column_width=40)
-
-
-def saved_activation_mib(job):
-    """순전파 한 번이 역전파를 위해 저장하는 텐서의 크기(MiB)입니다(가중치는 뺍니다)."""
-    weights = {p.data_ptr() for p in job.model.parameters()}
-    seen = {}
-
-    def pack(t):
-        if t.data_ptr() not in weights:
-            seen[t.data_ptr()] = t.numel() * t.element_size()
-        return t
-
-    x, y = to_device(next(job.batches), job.stage, job.device)
-    with torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
-        with matmul_precision(job.stage), autocast(job.device, job.stage):
-            job.model(x, y)
-    return sum(seen.values()) / 2**20
 
 
 def main(device="cpu", steps=2, compile_backend=None):
@@ -420,17 +359,17 @@ def main(device="cpu", steps=2, compile_backend=None):
     cfg, batch_size, workers = (GPTConfig(), 8, 4) if cuda else (GPTConfig(500, 32, 2, 2, 64), 4, 1)
     # CPU의 Inductor 첫 컴파일은 수십 초가 걸립니다. 시연은 그래프만 잡고(eager) 끝냅니다.
     compile_backend = compile_backend or ("inductor" if cuda else "eager")
-    peak = peak_bf16_tflops(device)
     print(f"장치: {device}, 모델: {cfg}, 토큰당 연산 {flops_per_token(cfg) / 1e6:.1f} MFLOP")
-    print(f"torch.compile backend: {compile_backend}, bf16 최고 성능: {peak or '모름(MFU 없음)'}")
+    print(f"torch.compile backend: {compile_backend}")
     for key, title, stage in cumulative_stages(workers):
         job = make_job(stage, cfg, device, batch_size, compile_backend=compile_backend)
         loss = train_steps(job, steps)  # 워밍업(컴파일, 워커 시작)과 손실
         timer = Timer("train_steps(job, 1)", globals={"train_steps": train_steps, "job": job})
         speed = job.tokens_per_step / timer.blocked_autorange(min_run_time=0.05).median
         job.close()
-        utilization = f", MFU {100 * mfu(speed, cfg, peak):.1f}%" if peak else ""
-        print(f"{key:>16} {title}: 손실 {loss:.3f}, {speed:,.0f} 토큰/초{utilization}")
+        tflops = speed * flops_per_token(cfg) / 1e12
+        print(f"{key:>16} {title}: 손실 {loss:.3f}, {speed:,.0f} 토큰/초, {tflops:.3g} TFLOP/s")
+    print("MFU = 위의 TFLOP/s ÷ GPU의 밀집 bf16 최고 성능(사이트 '전부 합치면'의 최고 성능 표)")
     print(
         "짧게 잰 값이라 흔들립니다. 단계를 번갈아 여러 번 재는 측정은 저장소의 벤치마크가 합니다."
     )
