@@ -31,6 +31,7 @@ from tests.site_build import ROOT
 
 BENCH_TIP4 = "benchmarks/bench_tip4_create_on_device.py"
 BENCH_TIP5 = "benchmarks/bench_tip5_ddp.py"
+CEILING = f"{BENCH_TIP4}::test_device_copy_ceiling"
 SOURCE_COMMIT = "c0ffee" + "0" * 34
 TIMEOUT_S = 600
 
@@ -99,10 +100,10 @@ def _entry(key, group, variant, role, ratio=None):
 
 
 PLUGINS = {
-    "skip_zeros": (
+    "skip_create": (
         "import pytest\n\n"
         "def pytest_runtest_setup(item):\n"
-        "    if 'zeros' in item.name:\n"
+        "    if 'test_create' in item.name:\n"
         "        pytest.skip('테스트가 일부러 건너뜁니다')\n"
     ),
     "fail_ceiling": (
@@ -170,13 +171,14 @@ def start(tmp: Path, *args, old=None, plugin=None, env=None, project=None) -> Ru
 PUBLISH = ("--benchmark", "--publish", "--budget", "0.2", "--seed", "1234")
 RUNS = {
     "subset": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document),
+    # 장치 검사는 페이지 검사보다 먼저라서, 천장 하나만 재도 같은 이유로 거절합니다.
     "other-torch": lambda tmp: start(
-        tmp, BENCH_TIP4, *PUBLISH, old=lambda p: old_document(p, torch="2.0.0+cpu")
+        tmp, CEILING, *PUBLISH, old=lambda p: old_document(p, torch="2.0.0+cpu")
     ),
-    "less": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document, plugin="skip_zeros"),
-    "partial": lambda tmp: start(tmp, f"{BENCH_TIP4}::test_device_copy_ceiling", *PUBLISH,
-                                 old=old_document),  # fmt: skip
-    "failed": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document, plugin="fail_ceiling"),
+    "less": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document, plugin="skip_create"),
+    "partial": lambda tmp: start(tmp, CEILING, *PUBLISH, old=old_document),
+    "failed": lambda tmp: start(tmp, BENCH_TIP4, "-k", "rand or ceiling", *PUBLISH,
+                                old=old_document, plugin="fail_ceiling"),  # fmt: skip
     "time-limit": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, "--max-minutes", "0.0001",
                                     old=old_document),  # fmt: skip
     "benchmark-skip": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, "--benchmark-skip",
@@ -189,7 +191,6 @@ RUNS = {
         tmp, BENCH_TIP4, BENCH_TIP5, *readme_gpu_command()[3:], "--dry-run",
         "--results-dir", str(tmp / "dry"),
     ),  # README의 명령을 두 페이지로 줄여서(전체는 2코어에서 5분)
-    "gpu-without-cuda": lambda tmp: start(tmp, BENCH_TIP5, "--benchmark", "--gpu"),
     "plain": lambda tmp: start(tmp, BENCH_TIP4, BENCH_TIP5),
     "unknown-names": lambda tmp: start(tmp, BENCH_TIP4, project=unknown_names(tmp)),
 }  # fmt: skip
@@ -303,7 +304,7 @@ def test_a_file_from_another_torch_version_is_left_alone(runs):
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("less", "예전에 잰 묶음을 이번에는 재지 않았습니다: zeros"),
+        ("less", "예전에 잰 묶음을 이번에는 재지 않았습니다: arange, rand, zeros"),
         ("partial", "잰 적도, 재지 않은 이유도 없는 묶음이 있습니다: arange, rand, zeros"),
         ("failed", "실패한 측정이 1개 있습니다"),
         # P1: --publish를 주고 거절을 봅니다
@@ -332,7 +333,7 @@ def test_a_failing_ceiling_keeps_the_other_measurements_without_a_dangling_ceili
     assert "Traceback" not in summary_of(result)
     [local] = run.local.glob("*.json")
     entries = results_file.load(local)["pages"]["tip4"]["benchmarks"]
-    assert {e["group"] for e in entries} == {"rand", "zeros", "arange"}
+    assert {e["group"] for e in entries} == {"rand"}
     assert all(e["ceiling"] is None for e in entries)  # 없는 천장을 가리키지 않습니다
     assert "천장으로 잰 적이 없는 key" in result.stdout
 
@@ -366,22 +367,20 @@ def test_the_gpu_command_dry_run_goes_end_to_end_on_cpu(runs):
     assert not run.published.exists() and not run.local.exists()
 
 
-@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인할 수 있습니다")
-@uses("gpu-without-cuda")
-def test_gpu_flag_without_cuda_fails_loudly_in_korean(runs):
-    run = runs["gpu-without-cuda"]
-    result = run.result()
-    assert result.returncode == pytest.ExitCode.USAGE_ERROR
-    assert "--gpu: CUDA GPU를 찾지 못했습니다" in result.stderr
-    assert not run.published.exists() and not run.local.exists()
-
-
 def fake_config(**options):
     defaults = dict(gpu=True, dry_run=False, benchmark=True, publish=False, sweep=False,
                     results_dir=None, max_minutes=None, seed=None, budget=None)  # fmt: skip
     option = types.SimpleNamespace(**(defaults | options))
     return types.SimpleNamespace(option=option, stash=pytest.Stash(),
                                  addinivalue_line=lambda name, line: None)  # fmt: skip
+
+
+@pytest.mark.skipif(torch.cuda.is_available(), reason="CUDA가 없는 컴퓨터에서만 확인할 수 있습니다")
+def test_gpu_flag_without_cuda_stops_before_measuring_in_korean():
+    config = fake_config()
+    with pytest.raises(pytest.UsageError, match="--gpu: CUDA GPU를 찾지 못했습니다") as caught:
+        plugin.pytest_configure(config)
+    assert "--dry-run" in str(caught.value) and plugin.RUN not in config.stash
 
 
 def test_a_small_dev_shm_stops_the_gpu_run_through_the_option_path(monkeypatch):
