@@ -338,6 +338,15 @@ def test_a_failing_ceiling_keeps_the_other_measurements_without_a_dangling_ceili
     assert "천장으로 잰 적이 없는 key" in result.stdout
 
 
+@uses("partial")
+def test_a_node_id_selection_still_keeps_its_measurement_locally(runs):
+    run = runs["partial"]
+    run.result()
+    [local] = run.local.glob("*.json")
+    [entry] = results_file.load(local)["pages"]["tip4"]["benchmarks"]
+    assert entry["key"] == "device-copy" and entry["role"] == "ceiling" and entry["rounds"] >= 9
+
+
 @uses("interrupted")
 def test_an_interrupted_run_writes_nothing(runs):
     run = runs["interrupted"]
@@ -364,6 +373,9 @@ def test_the_gpu_command_dry_run_goes_end_to_end_on_cpu(runs):
     assert doc["dry_run"] is True and list(doc["pages"]) == ["tip4", "tip5"]
     assert {e["rounds"] for e in doc["pages"]["tip4"]["benchmarks"]} == {1}
     assert doc["pages"]["tip5"]["not_measured"][0]["group"] == "dp-vs-ddp"
+    text = summary_of(result)
+    assert re.search(r"재지 않음\(DP 대 DDP\): CUDA GPU가 없어서 재지 않았습니다", text)
+    assert "test_dp_vs_ddp" not in text and "Skipped" not in text
     assert not run.published.exists() and not run.local.exists()
 
 
