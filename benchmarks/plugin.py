@@ -197,7 +197,7 @@ def pytest_runtest_setup(item):
         if time.monotonic() - run.started > run.max_seconds:
             run.page(page_id(item)).skipped_by_limit += 1
             pytest.skip(
-                f"측정 전체의 시간 한도({run.max_seconds / 60:.0f}분)를 넘어 재지 않았습니다."
+                f"측정 전체의 시간 한도({run.max_seconds / 60:.3g}분)를 넘어 재지 않았습니다."
             )
 
 

@@ -53,7 +53,7 @@ def stale_lines(root: Path) -> list[str]:
     found = []
     for path in results_file.published_files(root):
         try:
-            doc = results_file.load(path)
+            doc = results_file.load_published(path)
         except ResultsError as error:
             found.append(str(error))
             continue

@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
+from benchmarks.analysis import format_ratio
 from hooks import cache
 
 if TYPE_CHECKING:
@@ -162,7 +163,7 @@ def relative_speed_chart(name: str, title: str, groups: list[tuple[str, list]]) 
             ):
                 color = ROLE_COLORS["baseline"] if role == "baseline" else VERDICT_COLORS[verdict]
                 _interval_bar(ax, position, median, low, high, color)
-                text = "기준" if role == "baseline" else f"{median:.2f}배"
+                text = "기준" if role == "baseline" else format_ratio(median)
                 ax.text(high, position, f"  {text}", va="center", fontsize=9)
             ax.set_yticks(list(positions), [label for label, *_ in bars])
             ax.invert_yaxis()
@@ -176,7 +177,7 @@ def relative_speed_chart(name: str, title: str, groups: list[tuple[str, list]]) 
     description = f"{title}: " + "; ".join(
         f"{group} — "
         + ", ".join(
-            f"{label} {median:.2f}배({low:.2f}–{high:.2f})"
+            f"{label} {format_ratio(median)}({low:.3g}–{high:.3g})"
             for label, _, median, low, high, _ in bars
         )
         for group, bars in groups
@@ -255,7 +256,7 @@ def waterfall_chart(name: str, title: str, stages: list[tuple]) -> str:
             ax.barh(position, value, color=color, height=0.6)
             text = f" {number(value)}"
             if base:
-                text += f" · 기준의 {value / base:.2f}배"
+                text += f" · 기준의 {format_ratio(value / base)}"
             if no_mechanism:
                 text += " · 이 장치에서는 바뀌는 것 없음"
             elif position and verdict:
@@ -302,6 +303,6 @@ def sweep_chart(
         figure.suptitle(title, fontsize=11)
 
     description = f"{title}: {sentence} " + ", ".join(
-        f"{x:g}에서 {median:.2f}배({low:.2f}–{high:.2f})" for x, median, low, high in points
+        f"{x:g}에서 {format_ratio(median)}({low:.3g}–{high:.3g})" for x, median, low, high in points
     )
     return _quietly_render(draw, name, description, (7.0, 3.6))
