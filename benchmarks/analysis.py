@@ -6,10 +6,11 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 
 from benchmarks import provenance, schema, stats
+from benchmarks.curves import BreakEvenResult, Point, break_even
+from benchmarks.formatting import format_ratio, interval_bounds
 from guide import registry
 
 # 결과의 metrics를 보여 주는 방법: (이름, 단위, 클수록 좋은 속도인지). 속도만 천장과 비교합니다.
@@ -38,39 +39,6 @@ ROLE_LABELS = {"baseline": "기준", "recommended": "권장 방식", "other": "�
 VERDICTS = {"faster": "빨라짐", "slower": "느려짐", "same": "차이 없음"}
 
 
-def format_seconds(seconds: float) -> str:
-    """사람이 읽기 좋은 시간 단위(유효숫자 세 자리)."""
-    for unit, scale in (("s", 1.0), ("ms", 1e-3), ("µs", 1e-6)):
-        if seconds >= scale:
-            return f"{seconds / scale:.3g} {unit}"
-    return f"{seconds / 1e-9:.3g} ns"
-
-
-def format_number(value: float) -> str:
-    if value >= 1000:
-        return f"{value:,.0f}"
-    return f"{value:.3g}"
-
-
-def format_ratio(value: float) -> str:
-    """배수 하나: 1.43배, 21.6배, 0.012배, 12,345배(유효숫자를 잃지 않게 크기마다 씁니다)."""
-    if value >= 1000:
-        return f"{value:,.0f}배"
-    if value >= 10:
-        return f"{value:.1f}배"
-    return f"{value:.2f}배" if value >= 0.1 else f"{value:.2g}배"
-
-
-def _bounds(low: float, high: float) -> str:
-    # 아주 작은 구간을 소수점 세 자리로 쓰면 "0.000–0.000"처럼 0으로 읽힙니다.
-    if low >= 1000:
-        return f"{low:,.0f}–{high:,.0f}"
-    if low < 0.01:
-        return f"{low:.2g}–{high:.2g}"
-    digits = 1 if low >= 10 else 2
-    return f"{low:.{digits}f}–{high:.{digits}f}"
-
-
 @dataclass(frozen=True)
 class Ratio:
     """짝 비율의 중앙값과 95% 구간, 그리고 구간으로 내린 판정."""
@@ -94,7 +62,7 @@ class Ratio:
         return "" if self.confidence >= stats.CONFIDENCE else f", 신뢰 수준 {self.confidence:.0%}"
 
     def bounds(self) -> str:
-        return _bounds(self.low, self.high)
+        return interval_bounds(self.low, self.high)
 
     def text(self) -> str:
         """예: "1.43배 (1.38–1.49)", "0.50배 (0.48–0.52, 느려짐)", "차이 없음 (±3%)"."""
@@ -225,96 +193,11 @@ def groups_for(section: dict, page: registry.Page) -> list[Group]:
     return sorted(groups.values(), key=lambda g: order.index(g.key))
 
 
-@dataclass(frozen=True)
-class Point:
-    x: float
-    ratio: Ratio
-    baseline_s: float
-    variant_s: float
-    metrics: dict
-
-
-@dataclass(frozen=True)
-class Crossover:
-    """스윕에서 기준 대비 판정이 바뀌는 곳. kind: "from"(여기부터 빨라짐), "all"(범위 전체),
-    "none"(범위 안에 교차 없음), "until"(여기까지만 빨라짐)."""
-
-    kind: str
-    verdict: str
-    x: float | None
-    low_x: float
-    high_x: float
-
-
-def crossover(points: list[Point]) -> Crossover:
-    points = sorted(points, key=lambda p: p.x)
-    verdicts = [p.ratio.verdict for p in points]
-    span = (points[0].x, points[-1].x)
-    if len(set(verdicts)) == 1:
-        return Crossover("all" if verdicts[0] != "same" else "none", verdicts[0], None, *span)
-    last = verdicts[-1]
-    # 큰 쪽 끝에서 같은 판정이 이어지는 첫 점: 그 앞 점과의 사이에서 1을 지납니다.
-    start = len(points) - 1
-    while start > 0 and verdicts[start - 1] == last:
-        start -= 1
-    before, after = points[start - 1], points[start]
-    x = _log_interpolate(before, after) if last != "same" else None
-    kind = "from" if last != "same" else "until"
-    verdict = last if last != "same" else verdicts[start - 1]
-    return Crossover(kind, verdict, x, before.x, after.x)
-
-
-def _log_interpolate(before: Point, after: Point) -> float:
-    """두 점 사이에서 비율의 중앙값이 1을 지나는 x(로그 축에서 직선으로 잇습니다)."""
-    a, b = math.log(before.ratio.median), math.log(after.ratio.median)
-    if a == b or not (min(a, b) <= 0 <= max(a, b)):
-        return math.sqrt(before.x * after.x)
-    share = (0 - a) / (b - a)
-    return math.exp(math.log(before.x) + share * (math.log(after.x) - math.log(before.x)))
-
-
 def sweep_points(sweep: dict) -> list[Point]:
     return [
         Point(p["x"], Ratio.of(p["ratio"]), p["baseline_s"], p["variant_s"], p["metrics"])
         for p in sorted(sweep["points"], key=lambda p: p["x"])
     ]
-
-
-@dataclass(frozen=True)
-class BreakEvenResult:
-    spec: registry.BreakEven
-    cost_s: float
-    saving_s: float | None  # 스텝마다 아끼는 시간(구간이 차이 없음이면 None)
-    steps: float | None
-
-
-def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult | None:
-    rows = {row.key: row for group in groups for row in group.rows}
-    cost, base, variant = rows.get(spec.cost), rows.get(spec.baseline), rows.get(spec.variant)
-    if not (cost and base and variant and variant.ratio):
-        return None
-    value = (
-        cost.entry["median_s"] if spec.cost_metric == "median_s" else cost.metric(spec.cost_metric)
-    )
-    if value is None:
-        return None
-    other = rows.get(spec.subtract) if spec.subtract else None
-    if other and not other.computed:
-        # 같은 지표끼리 뺍니다(registry.BreakEven.subtract): 첫 호출에서 첫 호출을 뺍니다.
-        taken = (
-            other.entry["median_s"]
-            if spec.cost_metric == "median_s"
-            else other.metric(spec.cost_metric)
-        )
-        value = max(0.0, value - (taken or 0.0))
-    if variant.ratio.verdict != "faster":
-        return BreakEvenResult(spec, value, None, None)
-    # 호출 한 번이 여러 단위(스텝, 배치)이면 단위 하나가 아끼는 시간으로 나눕니다.
-    units = variant.entry["params"].get(spec.per_param, 1) if spec.per_param else 1
-    saving = (base.entry["median_s"] - variant.entry["median_s"]) / max(units, 1)
-    if saving <= 0:
-        return BreakEvenResult(spec, value, None, None)
-    return BreakEvenResult(spec, value, saving, value / saving)
 
 
 @dataclass
@@ -356,12 +239,8 @@ def analyze_page(doc: dict, page: registry.Page) -> PageView:
     section = doc["pages"].get(page.id)
     if section is None:
         return PageView(page, None)
-    return PageView(
-        page,
-        section,
-        groups_for(section, page),
-        provenance.changed_sources(section["measured"], page),
-    )
+    stale = provenance.changed_sources(section["measured"], page)
+    return PageView(page, section, groups_for(section, page), stale)
 
 
 def analyze(doc: dict) -> dict[str, PageView]:

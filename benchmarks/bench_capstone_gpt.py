@@ -25,8 +25,10 @@ from snippets import capstone_gpt as cap
 PAGE = "capstone"
 
 # GPU: GPT-2 small(124M) 그대로, 배치 8×1024(단계 9부터 16).
-# CPU: 2코어에서 단계 하나의 스텝이 0.1–0.5초인 작은 GPT(4층, 폭 256, 길이 128, 어휘 4097 = 4096 +
-# 특수 토큰 1개: 50257처럼 어중간한 크기).  quick: 평소 pytest가 모든 단계를 몇 초 안에 돌리는 크기.
+# CPU: 작은 GPT(2층, 폭 128, 길이 64, 어휘 2049 = 2048 + 특수 토큰 1개: 50257처럼 어중간한 크기).
+# bf16 명령이 없는 CPU는 bf16을 흉내 내어 fp32보다 수십 배 느립니다. 그런 2코어 CPU에서도 bf16
+# 단계의 스텝이 1초 안쪽이 되는 크기입니다(스텝 하나가 약 1 GFLOP).
+# quick: 평소 pytest가 모든 단계를 몇 초 안에 돌리는 크기.
 SIZES = {
     "cuda": {
         "model": {"vocab_size": 50257, "seq_len": 1024, "n_layer": 12, "n_head": 12, "n_embd": 768},
@@ -34,8 +36,8 @@ SIZES = {
         "compile_backend": "inductor", "profile_steps": 2, "matmul_n": 8192,
     },
     "cpu": {
-        "model": {"vocab_size": 4097, "seq_len": 128, "n_layer": 4, "n_head": 4, "n_embd": 256},
-        "batch_size": 8, "workers": 1, "loss_steps": 4, "steps_per_round": 1,
+        "model": {"vocab_size": 2049, "seq_len": 64, "n_layer": 2, "n_head": 4, "n_embd": 128},
+        "batch_size": 4, "workers": 1, "loss_steps": 4, "steps_per_round": 1,
         "compile_backend": "inductor", "profile_steps": 1, "matmul_n": 2048,
     },
     "quick": {

@@ -12,8 +12,8 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import analysis, results_file
-from benchmarks.schema import ResultsError
+from benchmarks import analysis, formatting, results_file
+from benchmarks.validation import ResultsError
 from guide import registry
 
 REVERSED = {("faster", "slower"), ("slower", "faster")}
@@ -40,7 +40,7 @@ def items(doc: dict) -> dict[tuple, Item]:
         for key, points in view.sweeps().items():
             spec = page.sweep(key)
             for point in points:
-                where = f"{page.heading} · {spec.x_label} {analysis.format_number(point.x)}"
+                where = f"{page.heading} · {spec.x_label} {formatting.format_number(point.x)}"
                 found[(page_id, f"sweep:{key}", point.x)] = Item(where, point.ratio)
     return found
 

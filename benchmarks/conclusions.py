@@ -1,37 +1,20 @@
 """표 아래의 결론 문장: 숫자는 모두 결과에서 계산하고, 판정은 구간으로만 내립니다.
 
 결론의 종류는 레지스트리(guide/pages.toml의 conclusion)가 정하고, 종류마다 함수 하나가 문장을
-씁니다(WRITERS). 조사는 받침에 따라 고르고(josa), 영어나 코드로 끝나는 이름 뒤에는 받침과
+씁니다(WRITERS). 조사는 받침에 따라 고르고(formatting.josa), 영어나 코드로 끝나는 이름 뒤에는 받침과
 상관없는 조사(의, 보다, 에서)만 붙도록 문장을 짭니다. "이(가)" 같은 표기는 쓰지 않습니다.
 """
 
 from __future__ import annotations
 
-from benchmarks import analysis, stats
-from benchmarks.analysis import Group, Ratio, format_number, format_ratio
+from benchmarks import analysis, formatting, stats
+from benchmarks.analysis import Group
+from benchmarks.formatting import format_number, format_ratio, josa, quoted
 from guide import registry
 
 CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
 NO_MECHANISM = "이 장치에서는 바뀌는 것 없음"
-
-
-def josa(word: str, pair: str) -> str:
-    """한글로 끝나는 낱말 뒤의 조사: josa("메모리", "은/는") == "메모리는"."""
-    last = word.rstrip()[-1]
-    if not "가" <= last <= "힣":
-        raise ValueError(
-            f"한글로 끝나지 않는 낱말에는 받침에 따른 조사를 붙이지 않습니다: {word!r}"
-        )
-    final = (ord(last) - ord("가")) % 28
-    with_final, without = pair.split("/")
-    if pair == "으로/로":
-        return word + ("로" if final in (0, 8) else "으로")
-    return word + (with_final if final else without)
-
-
-def quoted(label: str) -> str:
-    return f"‘{label}’"
 
 
 def _speed_sentence(row: analysis.Row, baseline: analysis.Row) -> str:
@@ -236,7 +219,7 @@ def saving_text(group: Group) -> str:
     if not isinstance(count, int | float) or count <= 0:
         return ""
     saved = (baseline.entry["median_s"] - best.entry["median_s"]) / count
-    return f"{spec.saving_unit}마다 약 {analysis.format_seconds(saved)}"
+    return f"{spec.saving_unit}마다 약 {formatting.format_seconds(saved)}"
 
 
 def saving_sentence(group: Group) -> str:
@@ -248,40 +231,6 @@ def conclusion(group: Group, env: dict) -> str:
     """표 아래에 붙는 결론 한두 문장. env는 결과 파일의 device 부분입니다."""
     text = WRITERS[group.spec.conclusion](group, env) + saving_sentence(group)
     return f"{text} {group.spec.note}" if group.spec.note else text
-
-
-def sweep_sentence(spec: registry.Sweep, points: list[analysis.Point]) -> str:
-    """스윕 하나의 결론: 어디서 구간이 1을 넘는지(교차점)."""
-    cross = analysis.crossover(points)
-    # 교차점의 low_x–high_x는 판정이 바뀌는 두 점 사이이고, 재 본 범위는 모든 점의 처음과 끝입니다.
-    xs = sorted(point.x for point in points)
-    span = f"재 본 범위 {format_number(xs[0])}–{format_number(xs[-1])}"
-    word = analysis.VERDICTS[cross.verdict]
-    axis = spec.x_label
-    if cross.kind == "all":
-        return f"{span} 전체에서 {word}: 이 장치에서는 교차점이 없습니다."
-    if cross.kind == "none":
-        return f"{span}에서는 어느 크기에서도 구간이 ±5%를 벗어나지 않아 교차점이 없습니다."
-    low, high = format_number(cross.low_x), format_number(cross.high_x)
-    if cross.kind == "from":
-        where = f"{axis} ≈ {format_number(cross.x)}" if cross.x else axis
-        verb = "빨라집니다" if cross.verdict == "faster" else "느려집니다"
-        return f"이 장치에서는 {where}부터 {verb}({low}–{high} 사이에서 바뀝니다, {span})."
-    verb = "빨라지고" if cross.verdict == "faster" else "느려지고"
-    return f"이 장치에서는 {axis} {low}까지는 {verb}, {high}부터는 차이가 없습니다({span})."
-
-
-def break_even_sentence(result: analysis.BreakEvenResult) -> str:
-    spec = result.spec
-    cost = f"한 번 드는 비용 {analysis.format_seconds(result.cost_s)}"
-    if result.steps is None:
-        return (
-            f"{spec.label}: {cost}. {spec.unit} 시간이 구간 안에서 줄지 않아 본전을 찾지 못합니다."
-        )
-    saving = analysis.format_seconds(result.saving_s)
-    steps = format_number(max(1.0, result.steps))
-    unit = spec.unit
-    return f"{spec.label}: {cost}, {unit}마다 {saving} 절약 → 약 {steps}{unit}부터 본전입니다."
 
 
 def ratio_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
@@ -297,6 +246,3 @@ def previous_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
     if env["kind"] != "cuda" and row.entry["variant"] in page.cuda_only:
         return NO_MECHANISM
     return row.previous.text() if row.previous else "—"
-
-
-__all__ = ["Ratio", "conclusion", "josa", "sweep_sentence", "break_even_sentence", "format_ratio"]

@@ -24,7 +24,7 @@ class Settings:
 
     min_rounds: int = 9
     max_rounds: int = 300
-    budget_s: float = 20.0
+    budget_s: float = 10.0
     target: float = stats.TARGET_HALF_WIDTH
     warmup: bool = True
     memory: bool = True

@@ -21,15 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import interleave, schema
+from benchmarks import interleave, schema, stats
 from guide import registry
 
-ROLES = ("baseline", "recommended", "other", "ceiling")
 ROOT = Path(__file__).resolve().parents[1]
-
-
-def rounded(value: float) -> float:
-    return float(f"{value:.4g}")
 
 
 @dataclass
@@ -92,9 +87,9 @@ class Comparison:
         self.state.record_not_measured(self.page.id, self.key, reason)
 
     def _check(self, key, variant, role, params, per_call, metrics) -> None:
-        if role not in ROLES:
+        if role not in schema.ROLES:
             raise registry.RegistryError(
-                f"{self.page.id}: 역할 {role!r}은 {ROLES} 가운데 하나여야 합니다"
+                f"{self.page.id}: 역할 {role!r}은 {schema.ROLES} 가운데 하나여야 합니다"
             )
         self.page.variant_label(variant, params)  # 레지스트리에 없는 변형이면 여기서 멈춥니다.
         unknown = set(per_call) - set(schema.RATES) | set(metrics) - set(schema.METRICS)
@@ -161,7 +156,7 @@ class Comparison:
 
     def _entry(self, variant: Variant, baseline) -> dict:
         timed = variant.timed
-        seconds = median(timed.seconds)
+        seconds = stats.median(timed.seconds)
         metrics = {
             schema.RATES[name][0]: amount / seconds / schema.RATES[name][1]
             for name, amount in variant.per_call.items()
@@ -179,28 +174,14 @@ class Comparison:
         )  # fmt: skip
 
 
-def median(values: list[float]) -> float:
-    ordered = sorted(values)
-    n = len(ordered)
-    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
-
-
-def _iqr(values: list[float]) -> float:
-    ordered = sorted(values)
-    n = len(ordered)
-    if n < 4:
-        return ordered[-1] - ordered[0]
-    return ordered[(3 * n) // 4] - ordered[n // 4]
-
-
 def _entry(key, group, variant, role, params, metrics, ceiling, timed, ratio=None) -> dict:
     timing = (
         {"computed": True, "median_s": None, "iqr_s": None, "rounds": 0, "iterations": 0}
         if timed is None
         else {
             "computed": False,
-            "median_s": rounded(median(timed.seconds)),
-            "iqr_s": rounded(_iqr(timed.seconds)),
+            "median_s": stats.rounded(stats.median(timed.seconds)),
+            "iqr_s": stats.rounded(stats.iqr(timed.seconds)),
             "rounds": len(timed.seconds),
             "iterations": timed.iterations,
         }
@@ -212,7 +193,7 @@ def _entry(key, group, variant, role, params, metrics, ceiling, timed, ratio=Non
         "role": role,
         **timing,
         "params": params,
-        "metrics": {name: rounded(value) for name, value in metrics.items()},
+        "metrics": {name: stats.rounded(value) for name, value in metrics.items()},
         "ceiling": ceiling,
         "ratio": ratio,
     }

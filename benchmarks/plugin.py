@@ -13,24 +13,19 @@
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
 import time
 from pathlib import Path
 
 import pytest
 import torch
 
-from benchmarks import interleave, memory, summary
+from benchmarks import checks, interleave, memory, summary
 from benchmarks import session as measurement
 from benchmarks.measure import compare  # noqa: F401  (준비물을 이 플러그인에 등록합니다)
 from benchmarks.sweep import sweep  # noqa: F401
 from benchmarks.timing import synchronized_perf_counter
 
 BENCH_DIR = measurement.ROOT / "benchmarks"
-# 팁 1은 GPU 컴퓨터에서 워커를 수십 개 띄웁니다. 워커가 배치를 넘기는 공유 메모리가 모자라면
-# 측정 도중 "Bus error"로 죽습니다(Docker의 기본값은 64 MB).
-MIN_SHM_BYTES = 1 << 30
 RUN = pytest.StashKey[measurement.MeasurementRun]()
 # pytest-benchmark가 --benchmark-skip으로 건너뛸 때의 이유. 모으는 단계에서 붙인 표시(active)가 먼저
 # 걸리므로 둘 다 알아봅니다. 하나라도 놓치면 영어 이유가 "재지 않음"으로 발행됩니다(이슈 21).
@@ -72,12 +67,12 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "sweep(key): 크기를 바꿔 가며 재는 스윕(--sweep)")
     option = config.option
     if option.gpu and not option.dry_run:
-        problem = gpu_problem()
+        problem = checks.gpu_problem()
         if problem:
             raise pytest.UsageError(problem)
     run = new_run(option)
     if run.timing and run.publish and not run.dry_run:
-        problem = writable_problem(run.results_dir or measurement.PUBLISHED_RESULTS)
+        problem = checks.writable_problem(run.results_dir or measurement.PUBLISHED_RESULTS)
         if problem:
             run.messages.append(problem)
     config.stash[RUN] = run
@@ -88,7 +83,7 @@ def pytest_configure(config):
 def new_run(option) -> measurement.MeasurementRun:
     cuda = torch.cuda.is_available()
     minutes = option.max_minutes if option.max_minutes is not None else (10 if option.gpu else None)
-    budget = option.budget if option.budget is not None else (8.0 if cuda else 20.0)
+    budget = option.budget if option.budget is not None else (8.0 if cuda else 10.0)
     settings = interleave.Settings(budget_s=budget)
     if option.dry_run:
         settings = interleave.Settings(min_rounds=1, max_rounds=1, warmup=False, memory=False,
@@ -105,38 +100,6 @@ def new_run(option) -> measurement.MeasurementRun:
         seed=option.seed if option.seed is not None else int.from_bytes(os.urandom(4), "big"),
         max_seconds=minutes * 60 if minutes else None,
     )
-
-
-def gpu_problem() -> str | None:
-    if not torch.cuda.is_available():
-        return (
-            "--gpu: CUDA GPU를 찾지 못했습니다(torch.cuda.is_available()가 False, "
-            f"torch {torch.__version__}, CUDA 빌드 {torch.version.cuda}). "
-            "GPU 측정은 GPU가 있는 컴퓨터에서 실행하세요. 흐름만 확인하려면 --dry-run을 더하세요."
-        )
-    try:
-        free = shutil.disk_usage("/dev/shm").free
-    except OSError:
-        return None  # /dev/shm이 없는 운영체제(macOS, Windows)는 다른 방식으로 넘깁니다.
-    if free >= MIN_SHM_BYTES:
-        return None
-    return (
-        f"--gpu: /dev/shm의 여유 공간이 {free / 2**20:.0f} MiB뿐입니다. DataLoader 워커가 배치를 "
-        "넘기는 공유 메모리라서, 팁 1의 많은 워커가 측정 도중 죽습니다. 1 GiB 이상으로 늘리세요"
-        "(Docker라면 `--shm-size=2g`)."
-    )
-
-
-def writable_problem(folder: Path) -> str | None:
-    """결과 폴더에 정말 쓸 수 있는지 파일을 하나 만들어 봅니다(root는 권한 비트를 무시합니다)."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile(dir=folder, prefix=".write-check-", suffix=".tmp"):
-            pass
-    except OSError as error:
-        reason = error.strerror or error
-        return f"{folder}에 쓸 수 없습니다({reason}). 결과는 {measurement.LOCAL_RESULTS}에 씁니다."
-    return None
 
 
 def timing_settings(run: measurement.MeasurementRun) -> dict:

@@ -15,7 +15,8 @@ from pathlib import Path
 import torch
 
 from benchmarks import interleave, provenance, results_file
-from benchmarks.schema import SCHEMA_VERSION, ResultsError
+from benchmarks.schema import SCHEMA_VERSION
+from benchmarks.validation import ResultsError
 from guide import registry
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -28,15 +28,31 @@ class Interval:
 
     def as_dict(self) -> dict:
         return {
-            "median": _round(self.median),
-            "low": _round(self.low),
-            "high": _round(self.high),
+            "median": rounded(self.median),
+            "low": rounded(self.low),
+            "high": rounded(self.high),
             "confidence": round(self.confidence, 4),
         }
 
 
-def _round(value: float) -> float:
+def rounded(value: float) -> float:
+    """결과 파일에 쓰는 유효숫자 네 자리."""
     return float(f"{value:.4g}")
+
+
+def median(values: list[float]) -> float:
+    ordered = sorted(values)
+    n = len(ordered)
+    return ordered[n // 2] if n % 2 else (ordered[n // 2 - 1] + ordered[n // 2]) / 2
+
+
+def iqr(values: list[float]) -> float:
+    """사분위 범위. 라운드가 4번보다 적으면 전체 범위입니다."""
+    ordered = sorted(values)
+    n = len(ordered)
+    if n < 4:
+        return ordered[-1] - ordered[0]
+    return ordered[(3 * n) // 4] - ordered[n // 4]
 
 
 def _binomial_cdf(k: int, n: int) -> float:
@@ -66,9 +82,7 @@ def median_interval(values: list[float], confidence: float = CONFIDENCE) -> Inte
     ordered = sorted(values)
     n = len(ordered)
     k, achieved = order_statistic_ranks(n, confidence)
-    middle = n // 2
-    median = ordered[middle] if n % 2 else (ordered[middle - 1] + ordered[middle]) / 2
-    return Interval(median, ordered[k - 1], ordered[n - k], achieved)
+    return Interval(median(ordered), ordered[k - 1], ordered[n - k], achieved)
 
 
 def paired_ratios(baseline: list[float], variant: list[float]) -> list[float]:

@@ -4,18 +4,18 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks import analysis, conclusions, results_file
-from benchmarks.schema import ResultsError
+from benchmarks import analysis, conclusions, curve_sentences, formatting, results_file
+from benchmarks.validation import ResultsError
 from guide import registry
 
 
 def describe_row(row: analysis.Row) -> str:
     parts = [row.label]
     if not row.computed:
-        parts.append(analysis.format_seconds(row.entry["median_s"]))
+        parts.append(formatting.format_seconds(row.entry["median_s"]))
     for name, value in row.shown_metrics().items():
         label, unit, rate = analysis.METRIC_DISPLAY[name]
-        shown = f"{analysis.format_number(value)} {unit}".strip()
+        shown = f"{formatting.format_number(value)} {unit}".strip()
         parts.append(shown if rate else f"{label} {shown}")
     if row.ceiling_percent is not None:
         parts.append(f"천장 대비 {row.ceiling_percent:.0f}%")
@@ -40,9 +40,9 @@ def lines(doc: dict) -> list[str]:
             found.append(f"    → {conclusions.conclusion(group, device)}")
         for key, points in view.sweeps().items():
             spec = view.page.sweep(key)
-            found.append(f"  스윕 {spec.x_label}: {conclusions.sweep_sentence(spec, points)}")
+            found.append(f"  스윕 {spec.x_label}: {curve_sentences.sweep_sentence(spec, points)}")
         for result in view.break_evens():
-            found.append(f"  본전: {conclusions.break_even_sentence(result)}")
+            found.append(f"  본전: {curve_sentences.break_even_sentence(result)}")
         for title, reason in view.not_measured:
             found.append(f"  재지 않음({title}): {reason}")
     return found

@@ -16,7 +16,7 @@ import dataclasses
 
 import pytest
 
-from benchmarks import interleave, measure, provenance
+from benchmarks import interleave, measure, provenance, stats
 from guide import registry
 
 # 점 하나의 라운드 시간 예산(초). 묶음보다 짧게 잡습니다: 점이 여러 개이기 때문입니다.
@@ -66,14 +66,14 @@ class Sweep:
         metrics = {"baseline": {}, "variant": {}}
         for name, item in zip(("baseline", "variant"), items, strict=True):
             if item.peak_mib is not None:
-                metrics[name]["peak_memory_mib"] = measure.rounded(item.peak_mib)
+                metrics[name]["peak_memory_mib"] = stats.rounded(item.peak_mib)
         self.points.append({
             "x": x,
             "rounds": info["rounds"],
             "seed": seed,
             "params": params,
-            "baseline_s": measure.rounded(measure.median(base.seconds)),
-            "variant_s": measure.rounded(measure.median(var.seconds)),
+            "baseline_s": stats.rounded(stats.median(base.seconds)),
+            "variant_s": stats.rounded(stats.median(var.seconds)),
             "ratio": interleave.interval(base, var).as_dict(),
             "metrics": metrics,
         })  # fmt: skip

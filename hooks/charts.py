@@ -1,7 +1,7 @@
-"""측정 결과 차트를 matplotlib으로 그려 페이지에 바로 넣을 SVG 문자열로 만듭니다.
+"""측정 결과 차트를 matplotlib으로 그려 SVG 문자열로 만듭니다(페이지에 넣는 일은 chart_images.py).
 
 - 글자는 글자로 남깁니다(`svg.fonttype: none`). 읽는 사람의 브라우저가 한글 글꼴로 그립니다.
-- 글자와 축은 `currentColor`로 칠해서 어두운 화면과 밝은 화면 모두에서 본문 색을 따릅니다.
+- 글자와 축은 `currentColor`로 칠해 두고, 파일로 쓸 때 화면 모드마다 본문 글자색으로 바꿉니다.
 - 같은 입력이면 같은 SVG가 나오도록 날짜를 빼고 id의 소금값(hashsalt)을 고정합니다. 한 페이지에
   차트가 여럿이어도 id가 겹치지 않게 id마다 차트 이름을 앞에 붙입니다.
 - 그린 SVG는 입력과 이 파일의 해시로 사용자 캐시 폴더(저장소 밖, hooks/cache.py)에 캐시합니다.
@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 from xml.sax.saxutils import escape
 
-from benchmarks.analysis import format_ratio
+from benchmarks.formatting import format_ratio
 from hooks import cache
 
 if TYPE_CHECKING:

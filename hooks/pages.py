@@ -20,7 +20,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.utils import get_relative_url
 
 from guide import registry
-from hooks import render
+from hooks import overview
 
 PAGES_MARKER = re.compile(r"^<!--\s*pages:\s*(?P<section>\w+)\s*-->[ \t]*$", re.M)
 
@@ -146,10 +146,10 @@ def _with_registry_parts(markdown: str, page, config, files) -> str:
 
     def table(match: re.Match[str]) -> str:
         if match["section"] == "commands":
-            return render.commands_table(url)
+            return overview.commands_table(url)
         if match["section"] not in registry.SECTIONS:
             raise PluginError(f"{page.file.src_uri}: 알 수 없는 구역 {match['section']!r}")
-        return render.pages_table(match["section"], url)
+        return overview.pages_table(match["section"], url)
 
     markdown = PAGES_MARKER.sub(table, markdown)
     measured = measured_page(page)

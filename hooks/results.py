@@ -17,13 +17,14 @@ import logging
 import re
 from pathlib import Path
 
+from markupsafe import Markup
 from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from benchmarks.schema import ResultsError
+from benchmarks.validation import ResultsError
 from guide import registry
-from hooks import render
+from hooks import chart_images, overview, render
 from hooks.pages import measured_page
 from hooks.results_data import gpu_verified, load_devices
 
@@ -86,20 +87,24 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         found = files.get_file_from_path(doc)
         return get_relative_url(found.url if found else doc, page.file.url)
 
+    def chart(svg: str) -> Markup:
+        return chart_images.embed(svg, Path(config.site_dir), url)
+
     def replace(match: re.Match[str]) -> str:
         target = match["target"]
         if target == "overview":
             verified = [p for p in registry.load() if p.gpu_sections and gpu_verified(devices, p)]
-            return render.overview(devices, verified, url)
+            return overview.overview(devices, verified, url, chart)
         if target == "all":
-            return render.all_results(devices, url)
+            return overview.all_results(devices, url)
         if target == "peaks":
-            return render.peaks_table(devices)
+            return overview.peaks_table(devices)
         if measured is None:
             raise PluginError(
                 f"{page.file.src_uri}: `<!-- results -->`에는 앞머리 `page:`가 필요합니다"
             )
-        return render.page_results(measured, devices, gpu_verified(devices, measured), url)
+        verified = gpu_verified(devices, measured)
+        return render.page_results(measured, devices, verified, url, chart)
 
     return MARKER.sub(replace, markdown)
 

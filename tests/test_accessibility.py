@@ -145,17 +145,23 @@ def palette_of(site_dir: Path, scheme: str) -> dict:
 
 
 # 그려진 차트 글자 크기: SVG 안의 글자 크기(사용자 단위)에 SVG가 줄어든 비율을 곱합니다.
-CHART_TEXT_JS = """() => {
-  const sizes = [];
-  for (const svg of document.querySelectorAll('.result-chart svg')) {
-    const box = svg.viewBox.baseVal;
-    const scale = svg.getBoundingClientRect().width / (box && box.width ? box.width : 1);
-    for (const text of svg.querySelectorAll('text')) {
-      sizes.push(parseFloat(getComputedStyle(text).fontSize) * scale);
-    }
-  }
-  return sizes.length ? Math.min(...sizes) : null;
-}"""
+# 보이는 차트 이미지마다 주소와 그려진 폭. 글자 크기는 SVG 파일에서 읽어 곱합니다(chart_text_px).
+SHOWN_CHARTS_JS = """() => [...document.querySelectorAll('.result-chart img')]
+  .filter(img => img.getBoundingClientRect().width > 0)
+  .map(img => ({src: img.src, width: img.getBoundingClientRect().width}))"""
+
+
+def chart_text_px(site_dir: Path, shown: list[dict]) -> float | None:
+    """그려진 차트 글자 가운데 가장 작은 크기(px): SVG의 글자 크기 × 그려진 폭 / viewBox 폭."""
+    sizes = []
+    for image in shown:
+        path = unquote(urlsplit(image["src"]).path)[len(SUBPATH) :]
+        svg = (site_dir / path).read_text(encoding="utf-8")
+        view_width = float(re.search(r'viewBox="[\d.]+ [\d.]+ ([\d.]+)', svg)[1])
+        smallest = min(float(size) for size in re.findall(r"font-size: ([\d.]+)px", svg))
+        sizes.append(smallest * image["width"] / view_width)
+    return min(sizes, default=None)
+
 
 # file://로 연 홈: 스타일시트가 적용되었고(머리글 색), 메뉴 링크가 가리키는 파일이 모두 있습니다.
 FILE_URL_JS = """() => ({
@@ -232,7 +238,8 @@ async def scan_site(served_url: str, site_dir: Path) -> BrowserFindings:
                 findings.axe_version = result["testEngine"]["version"]
                 findings.violations[page_path, viewport, scheme] = result["violations"]
                 if scheme == SCHEMES[0]:
-                    findings.chart_text_px[page_path, viewport] = await tab.evaluate(CHART_TEXT_JS)
+                    shown = await tab.evaluate(SHOWN_CHARTS_JS)
+                    findings.chart_text_px[page_path, viewport] = chart_text_px(site_dir, shown)
                 if scheme == SCHEMES[0] and viewport == "phone":
                     findings.keyboard_scroll[page_path] = await keyboard_scrolls(tab)
             for tab in tabs.values():

@@ -7,7 +7,7 @@ import copy
 
 import pytest
 
-from benchmarks import analysis, summary
+from benchmarks import analysis, curves, formatting, summary
 from guide import registry
 from tests.results_sample import cpu_document, entry, ratio, sample_document
 from tests.site_build import ROOT
@@ -24,7 +24,7 @@ def doc():
      (1e-9, "1 ns")],
 )  # fmt: skip
 def test_format_seconds_picks_a_readable_unit(seconds, text):
-    assert analysis.format_seconds(seconds) == text
+    assert formatting.format_seconds(seconds) == text
 
 
 @pytest.mark.parametrize(
@@ -33,7 +33,7 @@ def test_format_seconds_picks_a_readable_unit(seconds, text):
      (2e-6, "2e-06배"), (990_000.0, "990,000배")],
 )  # fmt: skip
 def test_format_ratio_keeps_two_significant_digits_at_any_size(ratio_value, text):
-    assert analysis.format_ratio(ratio_value) == text
+    assert formatting.format_ratio(ratio_value) == text
 
 
 @pytest.mark.parametrize(
@@ -110,7 +110,7 @@ def test_the_costliest_tool_is_the_slowest_one_wholly_below_the_band():
 
 
 def point(x, median, low, high):
-    return analysis.Point(x, analysis.Ratio(median, low, high, 0.961), 1.0, 1.0, {})
+    return curves.Point(x, analysis.Ratio(median, low, high, 0.961), 1.0, 1.0, {})
 
 
 @pytest.mark.parametrize(
@@ -126,7 +126,7 @@ def point(x, median, low, high):
     ],
 )  # fmt: skip
 def test_the_crossover_is_where_the_verdict_changes_on_a_log_axis(points, kind, verdict, x):
-    found = analysis.crossover([point(*p) for p in points])
+    found = curves.crossover([point(*p) for p in points])
     assert (found.kind, found.verdict) == (kind, verdict)
     assert found.x == (pytest.approx(x, rel=1e-3) if x else None)
     xs = sorted(p[0] for p in points)
@@ -151,7 +151,7 @@ def break_even_rows(base_s, fast_s, fast_ratio, *, one_time=None, subtract_one_t
 def test_break_even_is_the_one_time_cost_over_the_saving_per_unit():
     spec = registry.BreakEven("재기", cost="on", cost_metric="median_s", baseline="off",
                               variant="on")  # fmt: skip
-    result = analysis.break_even(spec, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1)))
+    result = curves.break_even(spec, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1)))
     assert (result.cost_s, result.saving_s, result.steps) == (0.25, 0.25, 1.0)
 
 
@@ -161,7 +161,7 @@ def test_break_even_subtracts_the_same_metric_of_the_subtracted_row():
     spec = registry.BreakEven("재기", cost="on", cost_metric="one_time_s", baseline="off",
                               variant="on", subtract="off")  # fmt: skip
     groups = break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1), one_time=12.0, subtract_one_time=2.0)
-    result = analysis.break_even(spec, groups)
+    result = curves.break_even(spec, groups)
     assert result.cost_s == pytest.approx(10.0) and result.steps == pytest.approx(40.0)
 
 
@@ -170,18 +170,18 @@ def test_break_even_counts_units_when_one_call_is_many_steps():
     spec = registry.BreakEven("재기", cost="on", cost_metric="one_time_s", baseline="off",
                               variant="on", per_param="steps")  # fmt: skip
     groups = break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1), one_time=5.0, params={"steps": 20})
-    result = analysis.break_even(spec, groups)
+    result = curves.break_even(spec, groups)
     assert result.saving_s == pytest.approx(0.0125) and result.steps == pytest.approx(400.0)
 
 
 def test_no_break_even_without_a_measured_saving():
     spec = registry.BreakEven("재기", cost="on", cost_metric="median_s", baseline="off",
                               variant="on")  # fmt: skip
-    same = analysis.break_even(spec, break_even_rows(0.5, 0.49, (1.02, 0.98, 1.05)))
+    same = curves.break_even(spec, break_even_rows(0.5, 0.49, (1.02, 0.98, 1.05)))
     assert same.cost_s == 0.49 and same.saving_s is None and same.steps is None
     missing = registry.BreakEven("재기", cost="x", cost_metric="median_s", baseline="off",
                                  variant="on")  # fmt: skip
-    assert analysis.break_even(missing, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1))) is None
+    assert curves.break_even(missing, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1))) is None
 
 
 def test_every_registry_page_gets_a_view_measured_or_not(doc):

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import plugin, provenance, results_file, schema, summary
+from benchmarks import checks, plugin, provenance, results_file, schema, summary, validation
 from guide import registry
 from tests.results_sample import ratio, sample_document, section, write, write_named
 from tests.site_build import ROOT
@@ -90,7 +90,7 @@ def old_document(project: Path, **device) -> dict:
     }
     doc = {"schema_version": schema.SCHEMA_VERSION, "dry_run": False,
            "device": this_machine() | device, "pages": pages}  # fmt: skip
-    return schema.validate(doc, "old")
+    return validation.validate(doc, "old")
 
 
 def _entry(key, group, variant, role, ratio=None):
@@ -398,7 +398,7 @@ def test_gpu_flag_without_cuda_stops_before_measuring_in_korean():
 def test_a_small_dev_shm_stops_the_gpu_run_through_the_option_path(monkeypatch):
     """P2: --gpu의 설정 단계(pytest_configure)가 멈추는지 봅니다. 메시지만 보지 않습니다."""
     monkeypatch.setattr(plugin.torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(plugin.shutil, "disk_usage",
+    monkeypatch.setattr(checks.shutil, "disk_usage",
                         lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20))  # fmt: skip
     config = fake_config()
     with pytest.raises(pytest.UsageError, match="/dev/shm의 여유 공간이 64 MiB뿐입니다"):
@@ -408,12 +408,12 @@ def test_a_small_dev_shm_stops_the_gpu_run_through_the_option_path(monkeypatch):
 
 def test_enough_dev_shm_or_a_dry_run_lets_the_gpu_run_start(monkeypatch):
     monkeypatch.setattr(plugin.torch.cuda, "is_available", lambda: True)
-    monkeypatch.setattr(plugin.shutil, "disk_usage",
+    monkeypatch.setattr(checks.shutil, "disk_usage",
                         lambda path: shutil._ntuple_diskusage(1, 1, 64 << 20))  # fmt: skip
     dry = fake_config(dry_run=True)
     plugin.pytest_configure(dry)
     assert dry.stash[plugin.RUN].dry_run and dry.stash[plugin.RUN].size_key == "quick"
-    monkeypatch.setattr(plugin.shutil, "disk_usage",
+    monkeypatch.setattr(checks.shutil, "disk_usage",
                         lambda path: shutil._ntuple_diskusage(1, 1, 2 << 30))  # fmt: skip
     config = fake_config()
     plugin.pytest_configure(config)

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-from benchmarks import analysis, conclusions, summary
+from benchmarks import analysis, conclusions, curve_sentences, curves, formatting, summary
 from benchmarks.conclusions import NO_MECHANISM
 from guide import registry
 from tests.results_sample import (
@@ -47,20 +47,20 @@ from tests.site_build import ROOT
     ],
 )
 def test_josa_follows_the_final_syllable(word, pair, expected):
-    assert conclusions.josa(word, pair) == expected
+    assert formatting.josa(word, pair) == expected
 
 
 @pytest.mark.parametrize("word", ["bf16", "GPU", "‘fp32’", "(1.5배)"])
 def test_josa_refuses_words_that_do_not_end_in_hangul(word):
     with pytest.raises(ValueError, match="조사"):
-        conclusions.josa(word, "이/가")
+        formatting.josa(word, "이/가")
 
 
 def test_every_memory_label_takes_a_particle():
     # tradeoff가 조사를 붙이는 이름들: 한글로 끝나지 않으면 결론을 쓰다 멈춥니다.
     for label, _, rate in analysis.METRIC_DISPLAY.values():
         if not rate and re.search(r"[가-힣]$", label):
-            conclusions.josa(label, "은/는")
+            formatting.josa(label, "은/는")
 
 
 def test_there_is_one_writer_per_registry_conclusion_kind():
@@ -241,27 +241,25 @@ def test_profiler_cost_names_the_most_expensive_and_calls_faster_noise():
 
 def test_a_sweep_sentence_says_where_the_interval_crosses_one():
     spec = registry.Sweep("width", "폭", "d_model", "폭(d_model)", "fp32", "bf16")
-    points = [analysis.Point(x, analysis.Ratio(m, lo, hi, 0.961), 1.0, 1.0, {})
+    points = [curves.Point(x, analysis.Ratio(m, lo, hi, 0.961), 1.0, 1.0, {})
               for x, m, lo, hi in [(32, 0.5, 0.45, 0.55), (128, 0.99, 0.96, 1.02),
                                    (512, 1.4, 1.3, 1.5)]]  # fmt: skip
-    text = conclusions.sweep_sentence(spec, points)
+    text = curve_sentences.sweep_sentence(spec, points)
     assert text.startswith("이 장치에서는 폭(d_model) ≈ ")
     assert "부터 빨라집니다(128–512 사이에서 바뀝니다" in text
     assert text.endswith("재 본 범위 32–512).")  # 바뀌는 두 점이 아니라 잰 범위 전체
-    flat = [
-        analysis.Point(p.x, analysis.Ratio(1.0, 0.97, 1.03, 0.961), 1.0, 1.0, {}) for p in points
-    ]
-    assert "교차점이 없습니다" in conclusions.sweep_sentence(spec, flat)
+    flat = [curves.Point(p.x, analysis.Ratio(1.0, 0.97, 1.03, 0.961), 1.0, 1.0, {}) for p in points]
+    assert "교차점이 없습니다" in curve_sentences.sweep_sentence(spec, flat)
 
 
 def test_a_break_even_counts_in_the_registry_unit_and_never_below_one():
     spec = registry.BreakEven("워커 띄우기", cost="a", cost_metric="one_time_s", baseline="b",
                               variant="c", unit="배치")  # fmt: skip
-    text = conclusions.break_even_sentence(analysis.BreakEvenResult(spec, 0.5, 0.01, 50.0))
+    text = curve_sentences.break_even_sentence(curves.BreakEvenResult(spec, 0.5, 0.01, 50.0))
     assert "배치마다 10 ms 절약 → 약 50배치부터 본전입니다" in text and "스텝" not in text
-    tiny = conclusions.break_even_sentence(analysis.BreakEvenResult(spec, 1e-9, 1.0, 1e-9))
+    tiny = curve_sentences.break_even_sentence(curves.BreakEvenResult(spec, 1e-9, 1.0, 1e-9))
     assert "약 1배치부터" in tiny
-    none = conclusions.break_even_sentence(analysis.BreakEvenResult(spec, 2.0, None, None))
+    none = curve_sentences.break_even_sentence(curves.BreakEvenResult(spec, 2.0, None, None))
     assert "본전을 찾지 못합니다" in none
 
 
@@ -285,9 +283,9 @@ def every_sentence(doc) -> list[str]:
             for row in group.rows:
                 found.append(conclusions.ratio_cell(row, device, view.page))
                 found.append(conclusions.previous_cell(row, device, view.page))
-        found += [conclusions.break_even_sentence(result) for result in view.break_evens()]
+        found += [curve_sentences.break_even_sentence(result) for result in view.break_evens()]
         for key, points in view.sweeps().items():
-            found.append(conclusions.sweep_sentence(view.page.sweep(key), points))
+            found.append(curve_sentences.sweep_sentence(view.page.sweep(key), points))
     return found
 
 

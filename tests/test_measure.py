@@ -14,7 +14,7 @@ import zlib
 import pytest
 import torch
 
-from benchmarks import interleave, measure, schema, stats
+from benchmarks import interleave, measure, stats, validation
 from benchmarks import session as measurement
 from guide import registry
 
@@ -250,7 +250,7 @@ def test_measured_entries_make_a_valid_results_document():
     state = new_state()
     capstone_waterfall(state, []).run()
     doc = measurement.build_document(state)
-    schema.validate(doc, "measured-by-compare")
+    validation.validate(doc, "measured-by-compare")
     assert list(doc["pages"]) == ["capstone"]
 
 

@@ -14,7 +14,7 @@ import subprocess
 import pytest
 import torch
 
-from benchmarks import provenance, schema
+from benchmarks import provenance, schema, validation
 from guide import registry
 from tests.results_sample import cpu_document, sample_document
 from tests.site_build import ROOT
@@ -33,7 +33,7 @@ def test_this_machines_description_is_a_valid_device_and_measured_block():
             }
         },
     }  # fmt: skip
-    schema.validate(doc, "this-machine")
+    validation.validate(doc, "this-machine")
     device, measured = doc["device"], doc["pages"]["tip4"]["measured"]
     assert device["kind"] == "cpu" and device["count"] == 0 and device["torch"] == torch.__version__
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)

@@ -211,7 +211,7 @@ ALLOWED = {
         "2. **[융합(fused) 옵티마이저](03-fused-optimizers.md)**: `fused=True` 한 단어입니다.\n"
         "3. **[torch.compile](01-torch-compile.md)**: 모양을 정한 뒤에 겁니다.\n"
     ),
-    "hooks/render.py": 'REQUIRES_LABELS = {"any": "CPU 또는 GPU", "cuda": "CUDA GPU"}\n',
+    "hooks/templating.py": 'REQUIRES_LABELS = {"any": "CPU 또는 GPU", "cuda": "CUDA GPU"}\n',
     "snippets/capstone_gpt.py": 'STAGES = ["tf32", "sdpa", "compile"]\n',
 }
 

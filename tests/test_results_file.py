@@ -1,4 +1,4 @@
-"""benchmarks/results_file.py와 benchmarks/schema.py의 테스트: 결과 파일(스키마 3)의 검증, 읽기,
+"""benchmarks/results_file.py와 benchmarks/validation.py의 테스트: 결과 파일(스키마 3)의 검증, 읽기,
 원자적 쓰기, 파일 이름, 검증 명령.
 
 결과 파일은 다른 컴퓨터에서 오는 바깥 데이터입니다(이슈 21). 나쁜 파일마다 검증 명령

@@ -18,7 +18,8 @@ from html.parser import HTMLParser
 import pytest
 
 from guide import registry
-from hooks import cache, charts, render
+from hooks import cache, charts, overview, render
+from hooks import chart_images as chart_images_hook
 from hooks import results as results_hook
 from hooks.results_data import gpu_verified, load_devices
 from tests.results_sample import (
@@ -78,6 +79,18 @@ def article(html):
     return re.search(r"<article.*?</article>", html, flags=re.DOTALL).group(0)
 
 
+def chart_images(site, page_path):
+    """페이지의 차트마다 (대체 글, 밝은 화면 SVG, 어두운 화면 SVG)."""
+    html = page_text(site, page_path)
+    found = []
+    for figure in re.findall(r'<figure class="result-chart">.*?</figure>', html, flags=re.S):
+        light, dark = re.findall(r'<img src="([^"#]+)#only-(?:light|dark)"', figure)
+        alt = unescape(re.search(r'alt="([^"]*)"', figure)[1])
+        folder = (site / page_path).parent
+        found.append((alt, page_text(folder, light), page_text(folder, dark)))
+    return found
+
+
 def visible_text(html):
     without_svg = re.sub(r"<svg.*?</svg>", " ", html, flags=re.DOTALL)
     return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", without_svg)))
@@ -103,7 +116,7 @@ def sample_site(tmp_path_factory):
 
 def test_an_unwritable_cache_folder_does_not_stop_the_build(sample_site):
     # 빌드는 위 준비물에서 통과했고, 차트는 캐시 없이 그렸습니다.
-    assert "<svg" in page_text(sample_site, "tips/04-create-on-device.html")
+    assert chart_images(sample_site, "tips/04-create-on-device.html")
     assert (sample_site.parent / "not-a-folder").is_file()
 
 
@@ -191,7 +204,11 @@ def test_the_capstone_shows_the_previous_stage_column_and_no_slowdown_without_a_
     assert "0.84배 (0.82–0.87, 느려짐)" in visible_text(sdpa_row)  # 이 단계만의 비율
     slower = re.search(r"앞 단계보다 느려진 단계: (.*?’)\.", text)[1]
     assert "TF32" not in slower
-    chart = re.search(r'<svg[^>]*aria-label="단계별 학습 처리량.*?</svg>', html, re.S)[0]
+    [(_, chart, _)] = [
+        c
+        for c in chart_images(sample_site, "capstone/01-all-together.html")
+        if c[0].startswith("단계별 학습 처리량")
+    ]
     assert "4. + TF32 행렬 곱" in chart and "이 장치에서는 바뀌는 것 없음" in chart
 
 
@@ -208,7 +225,7 @@ def test_home_overview_reads_not_applicable_and_shows_tip7_twice(sample_site):
     tip7 = [visible_text(r) for r in rows if "팁 7" in r]
     assert len(tip7) == 2
     assert any("고친 효과" in r for r in tip7) and any("프로파일러를 켠 비용" in r for r in tip7)
-    assert "<svg" in home and "2.75배 (2.70–2.81)" in visible_text(home)
+    assert chart_images(sample_site, "index.html") and "2.75배 (2.70–2.81)" in visible_text(home)
 
 
 def test_results_page_lists_every_device_and_its_state(sample_site):
@@ -225,13 +242,20 @@ def test_raw_results_file_is_published_and_linked(sample_site):
     assert json.loads(page_text(sample_site, f"results/{SAMPLE_NAME}")) == sample_document(ROOT)
 
 
-def test_charts_keep_korean_as_text_and_follow_the_color_scheme(sample_site):
+def test_charts_are_small_images_with_korean_text_for_each_color_scheme(sample_site):
     html = page_text(sample_site, "tips/04-create-on-device.html")
-    svg = re.search(r'<figure class="result-chart">.*?</figure>', html, flags=re.DOTALL).group(0)
-    assert re.search(r"<text[^>]*>[^<]*[가-힣]", svg), "한글이 글자로 남아 있지 않습니다"
-    assert "currentColor" in svg and 'role="img"' in svg and 'aria-label="팁 4' in svg
-    ids = re.findall(r'\bid="([^"]+)"', html)
-    assert len(ids) == len(set(ids))
+    (alt, light, dark), *others = chart_images(sample_site, "tips/04-create-on-device.html")
+    assert alt.startswith("팁 4") and "배" in alt and len(others) == 2  # 장치 세 개
+    for svg, ink in (
+        (light, chart_images_hook.INKS["light"]),
+        (dark, chart_images_hook.INKS["dark"]),
+    ):
+        assert re.search(r"<text[^>]*>[^<]*[가-힣]", svg), "한글이 글자로 남아 있지 않습니다"
+        assert ink in svg and "currentColor" not in svg
+    # 차트 하나가 페이지에서는 요소 두 개입니다(SVG의 요소는 파일 안에 있습니다).
+    figure = re.search(r'<figure class="result-chart">.*?</figure>', html, flags=re.S)[0]
+    assert "<svg" not in figure and figure.count("<img ") == 2
+    assert re.search(r'<img [^>]*width="\d+" height="\d+" loading="lazy"', figure)
 
 
 def test_a_sweep_shows_its_filled_title_crossover_interval_table_and_chart(sample_site):
@@ -243,7 +267,8 @@ def test_a_sweep_shows_its_filled_title_crossover_interval_table_and_chart(sampl
         "재 본 범위 16–4,096)" in text
     )
     assert "1.50배 (1.46–1.54)" in text and "0.60배 (0.58–0.62, 느려짐)" in text
-    assert re.search(r'<svg[^>]*aria-label="모델 폭에 따라: bf16 autocast 대 fp32 \(2층', html)
+    alts = [alt for alt, _, _ in chart_images(sample_site, "tips/06-16bit.html")]
+    assert any(alt.startswith("모델 폭에 따라: bf16 autocast 대 fp32 (2층") for alt in alts)
 
 
 def test_a_sweep_not_yet_measured_is_named_without_placeholders(sample_site):
@@ -344,16 +369,26 @@ def url(doc: str) -> str:
     return doc
 
 
+def no_chart(svg: str):
+    raise AssertionError("결과가 없으면 차트도 없습니다")
+
+
+def chart_into(site_dir):
+    return lambda svg: chart_images_hook.embed(svg, site_dir, url)
+
+
 def test_no_results_say_so_on_the_home_page_and_on_each_page():
-    assert "측정 결과 없음" in visible_text(render.overview([], [], url))
-    text = visible_text(render.page_results(registry.by_id("tip1"), [], False, url))
+    assert "측정 결과 없음" in visible_text(overview.overview([], [], url, no_chart))
+    text = visible_text(render.page_results(registry.by_id("tip1"), [], False, url, no_chart))
     assert "아직 재지 않음" in text and "bench_tip1_num_workers.py --benchmark --publish" in text
 
 
 def test_a_registry_page_missing_from_a_device_file_reads_not_yet_measured(tmp_path):
     write_named(tmp_path / "results", cpu_document(ROOT))
     text = visible_text(
-        render.page_results(registry.by_id("sdpa"), load_devices(tmp_path), True, url)
+        render.page_results(
+            registry.by_id("sdpa"), load_devices(tmp_path), True, url, chart_into(tmp_path)
+        )
     )
     assert "아직 재지 않음" in text
     assert (
@@ -370,7 +405,7 @@ def test_with_only_cpu_results_every_gpu_page_is_marked(tmp_path):
     assert results_hook.GPU_MARK in results_hook.mark_gpu_blocks(markdown, page)
     other = '```python\n--8<-- "snippets/tip4_create_on_device.py:article"\n```\n'
     assert results_hook.GPU_MARK not in results_hook.mark_gpu_blocks(other, page)
-    home = visible_text(render.overview(devices, [], url))
+    home = visible_text(overview.overview(devices, [], url, chart_into(tmp_path)))
     assert "GPU에서 검증한 코드: 아직 없습니다" in home and "아직 GPU 결과가 없습니다" in home
 
 
@@ -389,7 +424,7 @@ def test_the_peaks_table_highlights_the_measured_gpu(tmp_path):
     h200 = sample_document(ROOT)
     h200["device"] = GPU_DEVICE | {"name": "NVIDIA H200", "power_limit_w": 600.0}
     write_named(tmp_path / "results", h200)
-    html = render.peaks_table(load_devices(tmp_path))
+    html = overview.peaks_table(load_devices(tmp_path))
     [highlighted] = re.findall(r'<tr class="role-recommended"><td>(.*?)</td>', html)
     assert unescape(highlighted) == "H200 NVL (≤ 600 W)"
 
@@ -401,10 +436,12 @@ def test_values_at_the_validators_bounds_render_every_page(tmp_path, monkeypatch
     doc = full_document(ROOT, GPU_DEVICE, "extreme")
     write_named(tmp_path / "results", doc)
     devices = load_devices(tmp_path)
-    html = [render.page_results(page, devices, True, url) for page in registry.load()]
-    html += [render.overview(devices, [], url), render.all_results(devices, url)]
+    chart = chart_into(tmp_path / "site")
+    html = [render.page_results(page, devices, True, url, chart) for page in registry.load()]
+    html += [overview.overview(devices, [], url, chart), overview.all_results(devices, url)]
     text = visible_text(" ".join(html))
-    assert "1,000,000" in text and "느려짐" in text and "<svg" in "".join(html)
+    assert "1,000,000" in text and "느려짐" in text and "#only-dark" in "".join(html)
+    assert list((tmp_path / "site" / "assets" / "charts").glob("*-dark.svg"))
     assert not CONTRADICTIONS.search(text) and not re.search(r"\{\w+\}", text)
 
 

@@ -13,7 +13,7 @@ import multiprocessing
 import pytest
 import torch
 
-from benchmarks import interleave, provenance, results_file, schema
+from benchmarks import interleave, provenance, results_file, validation
 from benchmarks import session as measurement
 from guide import registry
 
@@ -76,7 +76,7 @@ def old_document(tmp_path, *pages, **device) -> dict:
     for section in doc["pages"].values():
         section["measured"].update(date="2030-01-02T03:04:05Z", commit="1" * 40)
     doc["device"].update(device)
-    return schema.validate(doc, "old")
+    return validation.validate(doc, "old")
 
 
 def publish_old(tmp_path, *pages, **device):
@@ -89,7 +89,7 @@ def publish_old(tmp_path, *pages, **device):
 def test_the_document_has_one_device_block_and_one_section_per_measured_page(tmp_path):
     run = new_run(tmp_path, "tip5", "tip4")
     doc = measurement.build_document(run)
-    schema.validate(doc, "new")
+    validation.validate(doc, "new")
     assert doc["device"] == provenance.describe_device(CPU)
     assert list(doc["pages"]) == ["tip4", "tip5"]  # 레지스트리 순서
     tip4 = doc["pages"]["tip4"]

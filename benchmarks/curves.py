@@ -1,0 +1,101 @@
+"""스윕과 손익분기의 숫자: 판정이 바뀌는 교차점과 한 번 드는 비용을 되찾는 스텝 수.
+
+숫자만 다룹니다. 문장은 benchmarks/conclusions.py가 만듭니다. 점과 행은 benchmarks/analysis.py가
+결과 파일에서 만든 것을 받습니다.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from guide import registry
+
+if TYPE_CHECKING:
+    from benchmarks.analysis import Group, Ratio
+
+
+@dataclass(frozen=True)
+class Point:
+    x: float
+    ratio: Ratio
+    baseline_s: float
+    variant_s: float
+    metrics: dict
+
+
+@dataclass(frozen=True)
+class Crossover:
+    """스윕에서 기준 대비 판정이 바뀌는 곳. kind: "from"(여기부터 빨라짐), "all"(범위 전체),
+    "none"(범위 안에 교차 없음), "until"(여기까지만 빨라짐)."""
+
+    kind: str
+    verdict: str
+    x: float | None
+    low_x: float
+    high_x: float
+
+
+def crossover(points: list[Point]) -> Crossover:
+    points = sorted(points, key=lambda p: p.x)
+    verdicts = [p.ratio.verdict for p in points]
+    span = (points[0].x, points[-1].x)
+    if len(set(verdicts)) == 1:
+        return Crossover("all" if verdicts[0] != "same" else "none", verdicts[0], None, *span)
+    last = verdicts[-1]
+    # 큰 쪽 끝에서 같은 판정이 이어지는 첫 점: 그 앞 점과의 사이에서 1을 지납니다.
+    start = len(points) - 1
+    while start > 0 and verdicts[start - 1] == last:
+        start -= 1
+    before, after = points[start - 1], points[start]
+    x = _log_interpolate(before, after) if last != "same" else None
+    kind = "from" if last != "same" else "until"
+    verdict = last if last != "same" else verdicts[start - 1]
+    return Crossover(kind, verdict, x, before.x, after.x)
+
+
+def _log_interpolate(before: Point, after: Point) -> float:
+    """두 점 사이에서 비율의 중앙값이 1을 지나는 x(로그 축에서 직선으로 잇습니다)."""
+    a, b = math.log(before.ratio.median), math.log(after.ratio.median)
+    if a == b or not (min(a, b) <= 0 <= max(a, b)):
+        return math.sqrt(before.x * after.x)
+    share = (0 - a) / (b - a)
+    return math.exp(math.log(before.x) + share * (math.log(after.x) - math.log(before.x)))
+
+
+@dataclass(frozen=True)
+class BreakEvenResult:
+    spec: registry.BreakEven
+    cost_s: float
+    saving_s: float | None  # 스텝마다 아끼는 시간(구간이 차이 없음이면 None)
+    steps: float | None
+
+
+def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult | None:
+    rows = {row.key: row for group in groups for row in group.rows}
+    cost, base, variant = rows.get(spec.cost), rows.get(spec.baseline), rows.get(spec.variant)
+    if not (cost and base and variant and variant.ratio):
+        return None
+    value = (
+        cost.entry["median_s"] if spec.cost_metric == "median_s" else cost.metric(spec.cost_metric)
+    )
+    if value is None:
+        return None
+    other = rows.get(spec.subtract) if spec.subtract else None
+    if other and not other.computed:
+        # 같은 지표끼리 뺍니다(registry.BreakEven.subtract): 첫 호출에서 첫 호출을 뺍니다.
+        taken = (
+            other.entry["median_s"]
+            if spec.cost_metric == "median_s"
+            else other.metric(spec.cost_metric)
+        )
+        value = max(0.0, value - (taken or 0.0))
+    if variant.ratio.verdict != "faster":
+        return BreakEvenResult(spec, value, None, None)
+    # 호출 한 번이 여러 단위(스텝, 배치)이면 단위 하나가 아끼는 시간으로 나눕니다.
+    units = variant.entry["params"].get(spec.per_param, 1) if spec.per_param else 1
+    saving = (base.entry["median_s"] - variant.entry["median_s"]) / max(units, 1)
+    if saving <= 0:
+        return BreakEvenResult(spec, value, None, None)
+    return BreakEvenResult(spec, value, saving, value / saving)
