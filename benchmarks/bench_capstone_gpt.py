@@ -18,7 +18,7 @@ import pytest
 import torch
 from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
-from benchmarks import ceilings, provenance
+from benchmarks import ceilings
 from snippets import beyond_checkpointing as ck
 from snippets import capstone_gpt as cap
 
@@ -61,10 +61,7 @@ def model_params(cfg, stage, batch_size):
 
 
 def ceiling_dtype(device):
-    """CUDA와 bf16 하드웨어 연산(AVX-512 BF16, AMX)이 있는 CPU는 bf16 행렬 곱이 천장입니다."""
-    if device.type == "cuda" or {"avx512_bf16", "amx_bf16"} & set(provenance.cpu_flags()):
-        return torch.bfloat16
-    return torch.float32
+    return torch.bfloat16 if ceilings.bf16_matmul_in_hardware(device) else torch.float32
 
 
 def warm_job(stage, cfg, device, size):

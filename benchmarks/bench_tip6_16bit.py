@@ -19,11 +19,12 @@ from snippets import tip6_16bit as tip6
 PAGE = "tip6"
 
 # 모델과 배치의 크기. GPU는 d_model 1024, 4층, 32×512 토큰(fp32 스텝 하나에 수십 ms)입니다.
-# CPU도 층 4개, d_model 512로 잡습니다. 더 작으면 dtype 변환 같은 고정 비용이 결과를 정해서,
-# bf16이 빠른지는 CPU가 아니라 크기가 정하게 됩니다.
+# CPU는 d_model 256, 2층, 8×128 토큰(스텝 하나가 약 10 GFLOP)입니다. bf16·fp16 명령이 없는 CPU는
+# 16비트를 흉내 내어 fp32보다 수십 배 느리므로, 그런 2코어 CPU에서도 16비트 스텝이 몇 초 안에
+# 끝나는 크기입니다. 크기에 따라 결론이 어떻게 바뀌는지는 폭 스윕(아래)이 보여 줍니다.
 SIZES = {
     "cuda": {"d_model": 1024, "nhead": 16, "num_layers": 4, "batch_size": 32, "seq_len": 512},
-    "cpu": {"d_model": 512, "nhead": 8, "num_layers": 4, "batch_size": 8, "seq_len": 128},
+    "cpu": {"d_model": 256, "nhead": 4, "num_layers": 2, "batch_size": 8, "seq_len": 128},
     "quick": {"d_model": 16, "nhead": 2, "num_layers": 1, "batch_size": 4, "seq_len": 8},
 }
 
@@ -45,6 +46,10 @@ SLOW_ON_CPU = {("fp16", "cpu")}
 NO_TF32_ON_CPU = (
     "CUDA GPU가 없어서 재지 않았습니다. TF32는 NVIDIA GPU(Ampere 이후)의 텐서 코어가 "
     "fp32 행렬 곱을 계산하는 방식이라, CPU에서 tf32 단계는 fp32 단계와 똑같이 계산합니다."
+)
+NO_BF16_CEILING_ON_CPU = (
+    "이 CPU에는 bf16 행렬 곱 명령(AVX-512 BF16, AMX)이 없어 bf16 행렬 곱을 흉내 내는 느린 경로로 "
+    "계산합니다. 그 속도는 도달할 수 있는 최대가 아니므로 bf16 천장을 재지 않았습니다."
 )
 NO_TF32_CEILING_ON_CPU = (
     "CUDA GPU가 없어서 TF32 행렬 곱 천장은 재지 않았습니다. TF32는 GPU 텐서 코어의 형식입니다."
@@ -81,12 +86,13 @@ def test_train_step(compare, bench_device, size_key):
         if name == "tf32" and not cuda:
             group.not_measured(NO_TF32_ON_CPU)
             continue
-        # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다.
+        # 정밀도마다 같은 seed로 새로 만들어 같은 가중치, 같은 배치에서 출발합니다. AdamW 상태를
+        # 만드는 첫 스텝은 시간 밖에서 부릅니다(interleave.prepare의 첫 호출).
         model, x, y = tip6.make_inputs(bench_device, **size)
         step, optimizer = tip6.make_step(name, model)
-        # 첫 단계는 AdamW 상태를 만드느라 다르므로, 한 단계 뒤의 평소 단계부터 잽니다.
-        step(model, optimizer, x, y)
         slow_on_cpu = (name, size_key) in SLOW_ON_CPU
+        if ceiling == "matmul-bf16" and not ceilings.bf16_matmul_in_hardware(bench_device):
+            ceiling = None  # 흉내 내는 bf16 행렬 곱은 천장이 아닙니다(test_matmul_ceiling).
         group.add(name, step, model, optimizer, x, y, key=f"step-{name}", role=role,
                   ceiling=ceiling, max_rounds=3 if slow_on_cpu else None,
                   memory=not slow_on_cpu)  # fmt: skip
@@ -101,7 +107,10 @@ def test_train_step(compare, bench_device, size_key):
 def test_matmul_ceiling(compare, bench_device, size_key):
     n = MATMUL_SIZES[size_key]
     group = compare("ceiling")
-    ceilings.add_matmul(group, "matmul-bf16", n, torch.bfloat16, bench_device)
+    if ceilings.bf16_matmul_in_hardware(bench_device):
+        ceilings.add_matmul(group, "matmul-bf16", n, torch.bfloat16, bench_device)
+    else:
+        group.not_measured(NO_BF16_CEILING_ON_CPU)
     if bench_device.type == "cuda":
         ceilings.add_matmul(group, "matmul-tf32", n, torch.float32, bench_device, tf32=True)
     else:
@@ -112,12 +121,13 @@ def test_matmul_ceiling(compare, bench_device, size_key):
 
 # 스윕: 폭(d_model)마다 bf16 autocast 대 fp32 학습 스텝. 2층, 배치 8×64 토큰.
 # 크기(계산): 스텝 하나의 행렬 곱 연산은 약 6 × 토큰 × 12·d² × 층 = 6·512·12·d²·2 FLOP이라
-# d=1024에서 약 77 GFLOP입니다. CPU(2코어, 약 0.1 TFLOP/s)에서 한 스텝 1초 안쪽,
-# H200(수백 TFLOP/s)에서
-# d=4096이라도 1 ms 남짓입니다. 점 하나에 라운드 예산 6초(CPU)/3초(GPU)를 씁니다.
+# d=512에서 약 19 GFLOP입니다. CPU(2코어, fp32 약 0.1 TFLOP/s)에서 fp32 스텝은 0.2초 남짓이지만,
+# bf16 명령이 없는 CPU의 bf16 스텝은 수십 배 느려 10초 가까이 걸리므로 CPU는 512에서 멈춥니다.
+# H200(수백 TFLOP/s)에서 d=4096(약 1.2 TFLOP)은 몇 ms입니다. 점 하나에 라운드 예산
+# 6초(CPU)/3초(GPU)를 씁니다.
 WIDTHS = {
     "quick": [16],
-    "cpu": [32, 64, 128, 256, 512, 1024],
+    "cpu": [32, 64, 128, 256, 512],
     "cuda": [256, 512, 1024, 2048, 4096],
 }
 SWEEP_SHAPE = {"num_layers": 2, "batch_size": 8, "seq_len": 64}

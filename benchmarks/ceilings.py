@@ -8,6 +8,17 @@ from __future__ import annotations
 
 import torch
 
+from benchmarks import provenance
+
+# bf16 행렬 곱을 하드웨어로 계산하는 CPU 명령. 없으면 torch가 흉내 내는 경로로 계산해서, 2코어에서
+# 2048³ 행렬 곱 한 번에 1분 가까이 걸립니다(천장이 아니라 바닥입니다).
+CPU_BF16_MATMUL = {"avx512_bf16", "amx_bf16"}
+
+
+def bf16_matmul_in_hardware(device: torch.device) -> bool:
+    """CUDA GPU와 bf16 명령(AVX-512 BF16, AMX)이 있는 CPU에서만 bf16 행렬 곱이 천장이 됩니다."""
+    return device.type == "cuda" or bool(CPU_BF16_MATMUL & set(provenance.cpu_flags()))
+
 
 def tf32_matmul(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     """TF32로 계산한 fp32 행렬 곱. 전역 설정은 호출이 끝나면 되돌립니다."""

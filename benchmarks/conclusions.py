@@ -15,6 +15,7 @@ from guide import registry
 CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
 NO_MECHANISM = "이 장치에서는 바뀌는 것 없음"
+CEILING_COLUMN = "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
 
 
 def _speed_sentence(row: analysis.Row, baseline: analysis.Row) -> str:
@@ -41,10 +42,7 @@ def speedup(group: Group, env: dict) -> str:
 
 
 def ceiling(group: Group, env: dict) -> str:
-    return (
-        "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. "
-        "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
-    )
+    return "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. " + CEILING_COLUMN
 
 
 def saturation(group: Group, env: dict) -> str:
@@ -99,9 +97,7 @@ def overhead(group: Group, env: dict) -> str:
     if not others:
         return speedup(group, env)
     same = [quoted(row.label) for row in others if row.verdict == "same"]
-    slower = [
-        f"{quoted(row.label)} {row.ratio.text()}" for row in others if row.verdict == "slower"
-    ]
+    slower = [f"{quoted(r.label)} {r.ratio.text()}" for r in others if r.verdict == "slower"]
     faster = [quoted(row.label) for row in others if row.verdict == "faster"]
     parts = []
     if slower:
@@ -112,8 +108,7 @@ def overhead(group: Group, env: dict) -> str:
         )
     if same:
         parts.append(f"기준과 차이가 없는 것(±5% 안): {', '.join(same)}.")
-    if faster:
-        # 도구는 일을 더할 뿐 덜지 않습니다. 기준보다 빠르게 나온 값은 흔들림입니다.
+    if faster:  # 도구는 일을 더할 뿐 덜지 않습니다.
         names = ", ".join(faster)
         parts.append(
             f"도구가 일을 덜 수는 없으므로, 기준보다 빠르게 나온 {names}의 값은 흔들림입니다."
@@ -147,9 +142,7 @@ def compile_time(group: Group, env: dict) -> str:
     rows = [row for row in group.rows if row.metric("compile_s") is not None]
     if len(rows) < 2:
         return speedup(group, env)
-    listed = ", ".join(
-        f"{quoted(row.label)} {format_number(row.metric('compile_s'))}초" for row in rows
-    )
+    listed = ", ".join(f"{quoted(r.label)} {format_number(r.metric('compile_s'))}초" for r in rows)
     return (
         f"첫 호출에 든 시간: {listed}. 한 번씩 잰 값이라 구간이 없습니다. 캐시가 채워진 폴더에서도 "
         "새 프로세스는 모듈을 읽고 캐시를 찾는 데 시간이 듭니다."
@@ -181,18 +174,27 @@ def waterfall(group: Group, env: dict) -> str:
 
 def leave_one_out(group: Group, env: dict) -> str:
     full = group.baseline
+    cuda_only = set(group.page.cuda_only) if env["kind"] != "cuda" else set()
     removed = [row for row in group.rows if row.ratio and row is not full]
     if not (full and removed):
         return speedup(group, env)
-    worth = sorted(removed, key=lambda row: row.ratio.median)
-    needed = [
-        f"{quoted(row.label)}(빼면 {row.ratio.text()})" for row in worth if row.verdict == "slower"
-    ]
-    free = [quoted(row.label) for row in worth if row.verdict != "slower"]
+    judged = sorted(
+        (row for row in removed if row.entry["variant"] not in cuda_only),
+        key=lambda row: row.ratio.median,
+    )
+    needed = [f"{quoted(r.label)}(빼면 {r.ratio.text()})" for r in judged if r.verdict == "slower"]
+    # 빼서 빨라지면 그 기법이 이 장치에서는 손해입니다(bf16 명령이 없는 CPU의 bf16 등).
+    harmful = [f"{quoted(r.label)}(빼면 {r.ratio.text()})" for r in judged if r.verdict == "faster"]
+    free = [quoted(row.label) for row in judged if row.verdict == "same"]
     text = f"모든 기법을 쓴 {quoted(full.label)}에서 하나씩 뺐을 때"
     text += f" 느려지는 것: {', '.join(needed)}." if needed else " 느려지는 것이 없습니다."
+    if harmful:
+        text += f" 빼면 오히려 빨라지는 것(이 장치에서는 손해): {', '.join(reversed(harmful))}."
     if free:
-        text += f" 빼도 느려지지 않는 것: {', '.join(free)}."
+        text += f" 빼도 차이가 없는 것: {', '.join(free)}."
+    idle = [quoted(r.label) for r in removed if r.entry["variant"] in cuda_only]
+    if idle:
+        text += f" {', '.join(idle)}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
     return text
 
 
