@@ -139,11 +139,17 @@ def page_problem(run: MeasurementRun, page_id: str, new: dict, old: dict | None)
     missing = sorted(set(page.groups) - record.declared_groups())
     if missing:
         return f"잰 적도, 재지 않은 이유도 없는 묶음이 있습니다: {', '.join(missing)}"
-    if old is not None:
+    # 같은 코드가 예전에 잰 묶음을 이번에 재지 않았다면(건너뜀 등) 숫자를 잃지 않게 거절합니다.
+    # 스니펫이나 벤치마크가 바뀌어 그 묶음을 더는 재지 않는 것이면 바뀐 코드를 따릅니다.
+    if old is not None and _same_code(old["measured"], new["measured"]):
         lost = sorted(_measured(old) - _measured(new))
         if lost:
             return f"예전에 잰 묶음을 이번에는 재지 않았습니다: {', '.join(lost)}"
     return None
+
+
+def _same_code(old: dict, new: dict) -> bool:
+    return all(old[key] == new[key] for key in ("snippet_sha256", "benchmark_sha256"))
 
 
 def merge(old_doc: dict | None, new_doc: dict, run: MeasurementRun) -> tuple[dict, list[str]]:

@@ -168,6 +168,22 @@ def test_a_page_measured_less_than_it_replaces_is_refused_and_the_rest_published
     assert new["pages"]["tip3"] == run.document["pages"]["tip3"]  # 끝까지 잰 페이지는 발행됩니다
 
 
+def test_a_group_dropped_by_a_code_change_is_published(tmp_path, local):
+    # 벤치마크를 고쳐 묶음을 더는 재지 않으면(예: 이 CPU에서는 천장이 아님) 바뀐 코드를 따릅니다.
+    path, _ = publish_old(tmp_path, "tip4")
+    old = results_file.load(path)
+    old["pages"]["tip4"]["measured"]["benchmark_sha256"] = "f" * 64  # 다른 벤치마크 코드가 잼
+    results_file.write_atomically(path, old)
+    run = new_run(tmp_path, "tip4")
+    keep = [e for e in run.pages["tip4"].benchmarks if e["group"] != "arange"]
+    run.pages["tip4"].benchmarks[:] = keep
+    run.record_not_measured("tip4", "arange", "이 장치에서는 재지 않습니다")
+    assert measurement.finish(run) is True, run.messages
+    assert "arange" not in {
+        e["group"] for e in results_file.load(path)["pages"]["tip4"]["benchmarks"]
+    }
+
+
 def test_a_refused_run_leaves_the_file_byte_identical(tmp_path, local):
     path, before = publish_old(tmp_path, "tip3", "tip4")
     run = new_run(tmp_path, "tip4")
