@@ -37,6 +37,9 @@ DATASET = {
 PREFETCH_FACTOR = 2
 # 샘플은 인덱스로 그때그때 만들므로 길이는 공짜입니다. 측정 중에 에폭이 끝나지 않게 길게 둡니다.
 ENDLESS = 10**8
+# 미리 채우기를 기다리는 시간: 워커 하나가 배치 prefetch_factor개를 만드는 시간(2코어 CPU에서
+# 배치 하나 약 0.07초)의 몇 배입니다. 시간 밖이라 결과에는 들어가지 않고 측정만 길어집니다.
+SETTLE_S = 0.5
 
 
 def batches_per_call(quick):
@@ -77,9 +80,12 @@ def role_of(num_workers):
     return "recommended" if num_workers == FAST_WORKERS else "other"
 
 
-def drain(batches, num_workers):
-    """라운드 전에, 다른 변형을 재는 동안 워커들이 미리 채워 둔 배치(워커마다 prefetch_factor개)를
-    버립니다. 그래야 잰 시간이 쌓아 둔 배치가 아니라 워커가 지금 만드는 속도가 됩니다."""
+def drain(batches, num_workers, settle_s):
+    """재기 전에 두 가지를 합니다. 먼저 잠깐 쉬어, 앞에서 잰 로더의 워커들이 미리 채우기
+    (워커마다 prefetch_factor개)를 마치게 합니다. 그러지 않으면 그 워커들이 이번 측정과 코어를
+    나눠 씁니다. 다음으로 이 로더가 쌓아 둔 배치를 버립니다. 그래야 잰 시간이 쌓아 둔 배치가 아니라
+    워커가 지금 만드는 속도가 됩니다."""
+    time.sleep(settle_s)
     if num_workers:
         next_batches(batches, PREFETCH_FACTOR * num_workers)
 
@@ -92,6 +98,7 @@ def test_throughput(compare, size_key):
     before = set(multiprocessing.active_children())
     dataset, batch_size = make_dataset(quick)
     count = batches_per_call(quick)
+    settle_s = 0.0 if quick else SETTLE_S
     params = {"batch_size": batch_size, "cores": CORES, "batches": count}
     group = compare("throughput", params=params,
                     per_call={"samples": count * batch_size})  # fmt: skip
@@ -112,7 +119,7 @@ def test_throughput(compare, size_key):
                 "workers", next_batches, batches, count, key=key, role=role_of(num_workers),
                 params={"num_workers": num_workers}, ceiling="cores-x-one-worker", memory=False,
                 metrics={"one_time_s": one_time},
-                before_round=functools.partial(drain, batches, num_workers),
+                before_round=functools.partial(drain, batches, num_workers, settle_s),
             )  # fmt: skip
         for samples in group.run().values():
             assert samples == count * batch_size
