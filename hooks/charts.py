@@ -57,7 +57,7 @@ STYLE = {
 
 
 def cached_svg(render):
-    """같은 인자로 그린 적이 있으면 `.cache/charts/`의 SVG를 그대로 씁니다."""
+    """같은 인자로 그린 적이 있으면 사용자 캐시 폴더(hooks/cache.py)의 SVG를 그대로 씁니다."""
 
     @functools.wraps(render)
     def render_or_reuse(*args):
