@@ -23,6 +23,12 @@ def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:
         return f"{span} 전체에서 {word}: 이 장치에서는 교차점이 없습니다."
     if cross.kind == "none":
         return f"{span}에서는 어느 크기에서도 구간이 ±5%를 벗어나지 않아 교차점이 없습니다."
+    if cross.kind == "mixed":
+        parts = [f"{_where(low, high)}에서는 {MIDDLE[verdict]}" for verdict, low, high in
+                 curves.runs(points)]  # fmt: skip
+        last = parts[-1].removesuffix(MIDDLE[cross.verdict]) + FINAL[cross.verdict]
+        listing = ", ".join([*parts[:-1], last])
+        return f"이 장치에서는 판정이 크기를 따라 오르내립니다: {axis} {listing}({span})."
     low, high = format_number(cross.low_x), format_number(cross.high_x)
     if cross.kind == "from":
         where = f"{axis} ≈ {format_number(cross.x)}" if cross.x else axis
@@ -30,6 +36,14 @@ def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:
         return f"이 장치에서는 {where}부터 {verb}({low}–{high} 사이에서 바뀝니다, {span})."
     verb = "빨라지고" if cross.verdict == "faster" else "느려지고"
     return f"이 장치에서는 {axis} {low}까지는 {verb}, {high}부터는 차이가 없습니다({span})."
+
+
+MIDDLE = {"faster": "빨라지고", "slower": "느려지고", "same": "차이가 없고"}
+FINAL = {"faster": "빨라집니다", "slower": "느려집니다", "same": "차이가 없습니다"}
+
+
+def _where(low: float, high: float) -> str:
+    return format_number(low) if low == high else f"{format_number(low)}–{format_number(high)}"
 
 
 def break_even_sentence(result: curves.BreakEvenResult) -> str:

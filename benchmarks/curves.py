@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -28,7 +29,8 @@ class Point:
 @dataclass(frozen=True)
 class Crossover:
     """스윕에서 기준 대비 판정이 바뀌는 곳. kind: "from"(여기부터 빨라짐), "all"(범위 전체),
-    "none"(범위 안에 교차 없음), "until"(여기까지만 빨라짐)."""
+    "none"(범위 안에 교차 없음), "until"(여기까지만 빨라짐), "mixed"(오르내려서 교차점 하나로
+    말할 수 없음: runs()로 구간마다 말합니다)."""
 
     kind: str
     verdict: str
@@ -37,12 +39,31 @@ class Crossover:
     high_x: float
 
 
+# 판정의 순서: 느려짐 < 차이 없음 < 빨라짐. 크기를 따라 한 방향으로만 움직여야 교차점이 하나입니다.
+ORDER = {"slower": 0, "same": 1, "faster": 2}
+
+
+def runs(points: list[Point]) -> list[tuple[str, float, float]]:
+    """x 순서로 같은 판정이 이어지는 구간들: [(판정, 첫 x, 끝 x), ...]."""
+    found: list[tuple[str, float, float]] = []
+    for p in sorted(points, key=lambda p: p.x):
+        if found and found[-1][0] == p.ratio.verdict:
+            found[-1] = (found[-1][0], found[-1][1], p.x)
+        else:
+            found.append((p.ratio.verdict, p.x, p.x))
+    return found
+
+
 def crossover(points: list[Point]) -> Crossover:
     points = sorted(points, key=lambda p: p.x)
     verdicts = [p.ratio.verdict for p in points]
     span = (points[0].x, points[-1].x)
     if len(set(verdicts)) == 1:
         return Crossover("all" if verdicts[0] != "same" else "none", verdicts[0], None, *span)
+    stretches = [verdict for verdict, *_ in runs(points)]
+    steps = {ORDER[b] > ORDER[a] for a, b in itertools.pairwise(stretches)}
+    if len(steps) == 2:  # 올라갔다 내려오거나 그 반대: 교차점 하나로 말하면 틀립니다
+        return Crossover("mixed", verdicts[-1], None, *span)
     last = verdicts[-1]
     # 큰 쪽 끝에서 같은 판정이 이어지는 첫 점: 그 앞 점과의 사이에서 1을 지납니다.
     start = len(points) - 1
