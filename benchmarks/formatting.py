@@ -30,10 +30,10 @@ def format_ratio(value: float) -> str:
 
 
 def interval_bounds(low: float, high: float) -> str:
-    # 아주 작은 구간을 소수점 세 자리로 쓰면 "0.000–0.000"처럼 0으로 읽힙니다.
+    # 작은 구간을 소수점 두 자리로 쓰면 0.025–0.027이 "0.03–0.03"으로 뭉개집니다: 유효 숫자 두 자리.
     if low >= 1000:
         return f"{low:,.0f}–{high:,.0f}"
-    if low < 0.01:
+    if low < 0.1:
         return f"{low:.2g}–{high:.2g}"
     digits = 1 if low >= 10 else 2
     return f"{low:.{digits}f}–{high:.{digits}f}"
