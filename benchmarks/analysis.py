@@ -1,7 +1,7 @@
 """결과 파일의 한 페이지 부분에서 보여 줄 숫자를 계산합니다: 구간, 판정, 천장 대비, 교차점, 본전.
 
-숫자만 다룹니다. 한국어 문장은 benchmarks/conclusions.py가, HTML은 hooks/가 만듭니다. 값은
-저장하지 않고 결과 파일에서 매번 계산하며, 빌드는 장치마다 한 번만 계산해 훅에 넘깁니다.
+숫자만 다룹니다(문장은 benchmarks/conclusions.py, HTML은 hooks/). 값은 저장하지 않고 결과
+파일에서 매번 계산합니다. 빌드는 장치마다 한 번만 계산해 훅에 넘깁니다.
 """
 
 from __future__ import annotations
@@ -33,8 +33,7 @@ METRIC_DISPLAY = {
     "loss": ("마지막 손실", "", False),
 }
 assert tuple(METRIC_DISPLAY) == schema.METRICS, "지표 이름은 schema.METRICS와 같아야 합니다"
-# TFLOP/s는 호출 한 번의 연산이 이보다 적으면 보여 주지 않습니다(고정 비용이 시간을 정합니다).
-MIN_FLOPS_PER_CALL = 1e9
+MIN_FLOPS_PER_CALL = 1e9  # 호출 한 번의 연산이 이보다 적으면 TFLOP/s를 숨깁니다(고정 비용)
 ROLE_LABELS = {"baseline": "기준", "recommended": "권장 방식", "other": "비교", "ceiling": "천장"}
 VERDICTS = {"faster": "빨라짐", "slower": "느려짐", "same": "차이 없음"}
 
@@ -120,6 +119,7 @@ class Group:
     key: str
     info: dict = field(default_factory=dict)
     rows: list[Row] = field(default_factory=list)
+    siblings: dict[str, Group] = field(default_factory=dict, repr=False)  # 같은 페이지의 묶음들
 
     @property
     def params(self) -> dict:
@@ -189,6 +189,8 @@ def groups_for(section: dict, page: registry.Page) -> list[Group]:
         if ceiling:
             row.ceiling_percent = _ceiling_percent(row, ceiling)
         group.rows.append(row)
+    for group in groups.values():
+        group.siblings = groups  # 빼 보기의 결론이 폭포를 봅니다
     order = list(page.groups)
     return sorted(groups.values(), key=lambda g: order.index(g.key))
 

@@ -7,7 +7,7 @@
 
 from __future__ import annotations
 
-from benchmarks import analysis, formatting, stats
+from benchmarks import analysis, formatting, interaction, stats
 from benchmarks.analysis import Group
 from benchmarks.formatting import format_number, format_ratio, josa, quoted
 from guide import registry
@@ -195,7 +195,7 @@ def leave_one_out(group: Group, env: dict) -> str:
     idle = [quoted(r.label) for r in removed if r.entry["variant"] in cuda_only]
     if idle:
         text += f" {', '.join(idle)}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
-    return text
+    return text + interaction.sentence(group, group.siblings.get("waterfall"), cuda_only)
 
 
 WRITERS = {

@@ -252,6 +252,56 @@ def test_a_sweep_sentence_says_where_the_interval_crosses_one():
     assert "교차점이 없습니다" in curve_sentences.sweep_sentence(spec, flat)
 
 
+def test_a_sweep_that_goes_up_and_down_names_each_stretch_instead_of_one_crossover():
+    spec = registry.Sweep("channels", "채널", "channels", "채널 수", "nchw", "nhwc")
+    points = [curves.Point(x, analysis.Ratio(m, lo, hi, 0.961), 1.0, 1.0, {})
+              for x, m, lo, hi in [(8, 0.7, 0.68, 0.72), (16, 1.1, 1.08, 1.12),
+                                   (32, 1.1, 1.07, 1.12), (64, 1.0, 0.98, 1.02),
+                                   (256, 0.96, 0.94, 0.97)]]  # fmt: skip
+    text = curve_sentences.sweep_sentence(spec, points)
+    assert text == (
+        "이 장치에서는 판정이 크기를 따라 오르내립니다: 채널 수 8에서는 느려지고, 16–32에서는 "
+        "빨라지고, 64–256에서는 차이가 없습니다(재 본 범위 8–256)."
+    )
+    assert "≈" not in text and "부터" not in text
+
+
+def capstone_groups(workers_added, workers_removed, sdpa_added, sdpa_removed):
+    """전부 합치면의 폭포(앞 단계 대비)와 빼 보기(마지막 단계 대비)를 같은 페이지의 묶음으로."""
+    params = {"num_workers": 1, "batch_size": 8}
+    waterfall = group_of(
+        "capstone", "waterfall",
+        entry("s0", "waterfall", "baseline", "baseline", 1.0, params=params),
+        entry("s1", "waterfall", "workers", "other", 1.1, params=params,
+              ratio=ratio(*workers_added), versus_previous=ratio(*workers_added)),
+        entry("s6", "waterfall", "sdpa", "other", 0.9, params=params,
+              ratio=ratio(*sdpa_added), versus_previous=ratio(*sdpa_added)),
+    )  # fmt: skip
+    removed = group_of(
+        "capstone", "leave-one-out",
+        entry("all", "leave-one-out", "all-tips", "baseline", 1.0, params=params),
+        entry("w", "leave-one-out", "without-workers", "other", 1.0, params=params,
+              ratio=ratio(*workers_removed)),
+        entry("s", "leave-one-out", "without-sdpa", "other", 1.2, params=params,
+              ratio=ratio(*sdpa_removed)),
+    )  # fmt: skip
+    siblings = {"waterfall": waterfall, "leave-one-out": removed}
+    waterfall.siblings = removed.siblings = siblings
+    return removed
+
+
+def test_leave_one_out_names_a_technique_whose_share_changes_inside_the_full_recipe():
+    same, faster, slower = (1.0, 0.98, 1.02), (1.3, 1.25, 1.35), (0.8, 0.78, 0.82)
+    # 워커: 더할 때 느려졌지만 마지막 단계에서 빼도 차이 없음 → 상호작용. SDPA: 둘 다 빨라짐.
+    text = conclusions.conclusion(capstone_groups(slower, same, faster, slower), CPU_DEVICE)
+    assert "빼면 0.80배 (0.78–0.82, 느려짐)" in text  # SDPA를 빼면 느려집니다: 필요한 기법
+    assert "폭포와 판정이 다른 것: ‘1. + 워커 1개, 고정 메모리(CPU에서는 없음)’" in text
+    assert "(앞 단계에 더할 때 느려짐, 마지막 단계에서의 몫은 차이 없음)" in text
+    assert "scaled_dot_product_attention’(앞 단계" not in text
+    agreeing = conclusions.conclusion(capstone_groups(same, same, faster, slower), CPU_DEVICE)
+    assert "폭포와 판정이 다른 것" not in agreeing and "상호작용" not in agreeing
+
+
 def test_a_break_even_counts_in_the_registry_unit_and_never_below_one():
     spec = registry.BreakEven("워커 띄우기", cost="a", cost_metric="one_time_s", baseline="b",
                               variant="c", unit="배치")  # fmt: skip
