@@ -22,6 +22,7 @@ from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
 
 from guide import registry
+from hooks import cache
 from hooks.notebook_install import install_cell
 
 # 스크립트로 실행할 때의 명령줄과 장치 고르기. 노트북에는 pick_device만 넣습니다.
@@ -186,6 +187,13 @@ def write_if_changed(path: Path, text: str) -> None:
     if not path.exists() or path.read_text(encoding="utf-8") != text:
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
+
+
+def on_config(config):
+    # mkdocs-jupyter는 실행한 노트북의 HTML을 기본으로 저장소 안 `.cache/mkdocs-jupyter/`에 캐시하고
+    # 그대로 페이지에 넣습니다. git이 나르는 파일이 페이지가 되지 않게 저장소 밖에 둡니다(이슈 21).
+    config.plugins["mkdocs-jupyter"].config["cache_dir"] = str(cache.folder("mkdocs-jupyter"))
+    return config
 
 
 # mkdocs-jupyter의 on_files보다 먼저 실행되어야 그 플러그인이 이 노트북들을 페이지로 바꿉니다.

@@ -10,10 +10,13 @@ import json
 import re
 import sys
 from collections import Counter
+from pathlib import Path
 
 import pytest
+from mkdocs.config import load_config
 
 from guide import registry
+from hooks import cache
 from hooks.notebooks import build_notebook
 from tests.site_build import ROOT, mkdocs_build
 
@@ -156,6 +159,16 @@ def test_every_measured_page_has_a_notebook_page_and_download(built_site):
         downloaded = json.loads((built_site / "notebooks" / f"{stem}.ipynb").read_text())
         assert downloaded["nbformat"] == 4
         assert INSTALL.search(code_cells(downloaded)[0]), stem
+
+
+def test_notebook_page_cache_lives_outside_the_repository():
+    """mkdocs-jupyter는 캐시에 있는 노트북 HTML을 그대로 페이지에 넣습니다. 그 캐시가 저장소 안
+    (git이 나르는 `.cache/mkdocs-jupyter/`)이면 풀 리퀘스트가 페이지에 HTML을 넣습니다(이슈 21)."""
+    config = load_config(str(ROOT / "mkdocs.yml"))
+    config = config.plugins.on_config(config)  # 훅도 플러그인으로 on_config를 받습니다
+    folder = Path(config.plugins["mkdocs-jupyter"].config["cache_dir"]).resolve()
+    assert folder == cache.folder("mkdocs-jupyter").resolve()
+    assert not folder.is_relative_to(ROOT.resolve())
 
 
 @pytest.fixture(scope="module")
