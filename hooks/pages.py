@@ -160,8 +160,10 @@ def _with_registry_parts(markdown: str, page, config, files) -> str:
             f"{page.file.src_uri}: {measured.id}의 페이지는 docs/{measured.doc}입니다"
         )
     notebook = "../" + measured.notebook
+    # 제목의 id는 레지스트리 id입니다(모두 글자로 시작). slug "16bit"처럼 숫자로 시작하는 id는
+    # CSS 선택자에 쓸 수 없고 html-validate가 거절합니다.
     return (
-        f"# {measured.heading} {{ #{measured.slug} }}\n\n{markdown.rstrip()}\n\n"
+        f"# {measured.heading} {{ #{measured.id} }}\n\n{markdown.rstrip()}\n\n"
         f"## 노트북으로 실행하기 {{ #notebook }}\n\n"
         f"이 페이지의 코드는 [{measured.heading} 노트북]({notebook})으로도 볼 수 있습니다. "
         f'<a href="{notebook}" download>노트북 내려받기(.ipynb)</a>로 받아 자신의 컴퓨터나 GPU에서 '

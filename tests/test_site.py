@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from guide import registry
 from hooks import charts as chart_cache
 from hooks.snippet_check import INCLUDE, find_problem
 from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
@@ -46,6 +47,14 @@ def test_normal_build_redraws_no_chart_and_runs_no_notebook(built_site, tmp_path
         assert before  # 결과가 있으면 차트가 있고, 그 차트를 캐시에서 읽었습니다
     notebook = (tmp_path / "site" / "notebooks" / "tip4_create_on_device.html").read_text("utf-8")
     assert "실행하지 않고 빌드해서 출력이 없습니다" in notebook
+
+
+def test_measured_page_titles_have_ids_that_start_with_a_letter(built_site):
+    # 숫자로 시작하는 id(예전의 "16bit")는 CSS 선택자에 못 쓰고 html-validate가 거절합니다.
+    for page in registry.load():
+        html = (built_site / page.doc.replace(".md", ".html")).read_text(encoding="utf-8")
+        assert re.search(rf'<h1 id="{page.id}"', html), page.id
+        assert re.fullmatch(r"[a-z][a-z0-9-]*", page.id), page.id
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)
