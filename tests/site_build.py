@@ -10,11 +10,16 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pytest
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def mkdocs_build(project: Path, site_dir: Path, **env: str) -> subprocess.CompletedProcess[str]:
     """`mkdocs build --strict`를 별도 프로세스로 실행합니다. env로 환경 변수를 더할 수 있습니다."""
+    if "MUTANT_UNDER_TEST" in os.environ:
+        # 변이 시험(mutmut)의 복사본: 다른 프로세스의 빌드는 어느 변이를 켤지 모릅니다.
+        pytest.skip("변이 시험에서는 사이트를 다른 프로세스에서 빌드하지 않습니다")
     full_env = {**os.environ, "NO_MKDOCS_2_WARNING": "1", **env}
     command = [sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(site_dir)]
     return subprocess.run(command, cwd=project, env=full_env, capture_output=True, text=True)

@@ -9,11 +9,13 @@ P7: "레지스트리 밖에 페이지 목록이 없다"는 검사는 코드뿐 �
 from __future__ import annotations
 
 import ast
+import copy
 import importlib
 import os
 import re
 import shutil
 import subprocess
+import tomllib
 from html import unescape
 from pathlib import Path
 
@@ -353,3 +355,68 @@ def test_every_page_links_to_its_source_in_the_one_repository(built_site):
     html = (built_site / "tips" / "04-create-on-device.html").read_text(encoding="utf-8")
     assert f'href="{repo}/blob/main/docs/tips/04-create-on-device.md"' in html
     assert f'href="{repo}/blob/main/snippets/tip4_create_on_device.py"' in html
+
+
+# --- pages.toml 한 항목을 읽는 규칙(guide/registry.py의 _parse_page) ---------------------------
+
+
+def raw_page(page_id="tip4", **changes) -> dict:
+    """pages.toml의 한 항목을 고쳐 볼 수 있는 사본(읽는 함수가 항목을 바꾸므로 매번 새로)."""
+    with open(registry.REGISTRY, "rb") as handle:
+        found = next(p for p in tomllib.load(handle)["page"] if p["id"] == page_id)
+    return {**copy.deepcopy(found), **changes}
+
+
+def test_a_group_keeps_every_optional_field_it_sets_and_defaults_the_rest():
+    full = {
+        "title": "t", "work": "w", "conclusion": "tradeoff", "ceiling_label": "MFU",
+        "note": "n", "report_title": "r", "saving_param": "epochs", "saving_unit": "에폭",
+        "inputs": "make", "sizes": {"cpu": {"n": 1}}, "baseline": "b", "recommended": "c",
+    }  # fmt: skip
+    groups = {**raw_page()["groups"], "full": full, "bare": {"title": "t", "work": "w"}}
+    page = registry._parse_page(raw_page(groups=groups))
+    group = page.group("full")
+    assert {name: getattr(group, name) for name in full} == full
+    assert page.group("bare") == registry.Group("bare", "t", "w", "speedup")
+    assert page.group("bare").ceiling_label == "천장 대비"
+    raw = raw_page()  # 목록은 고칠 수 없게 튜플로 바뀝니다
+    assert page.gpu_sections == tuple(raw["gpu_sections"]) and page.cuda_only == ()
+    assert page.overview == tuple(raw["overview"])
+
+
+@pytest.mark.parametrize(
+    ("changes", "message"),
+    [
+        ({"groups": {"g": {"title": "t", "work": "w", "conclusion": "nope"}}},
+         "tip4: 묶음 g의 conclusion 'nope'"),
+        ({"groups": {"g": {"title": "t", "work": "w", "inputs": "make"}}},
+         "tip4: 묶음 g에 inputs가 있으면 baseline, recommended, sizes도 필요합니다"),
+        ({"sweeps": {"s": {"title": "t", "x": "n", "x_label": "n", "baseline": "create-then-copy",
+                           "variant": "nope"}}},
+         "tip4: 스윕 s의 requires 또는 변형 이름이 잘못되었습니다"),
+        ({"sweeps": {"s": {"title": "t", "x": "n", "x_label": "n", "baseline": "create-then-copy",
+                           "variant": "create-on-device", "requires": "tpu"}}},
+         "tip4: 스윕 s의 requires 또는 변형 이름이 잘못되었습니다"),
+        ({"colour": "red"}, "tip4: .*colour"),
+        ({"section": "elsewhere"}, "tip4: section 또는 requires 값이 잘못되었습니다"),
+        ({"requires": "gpu"}, "tip4: section 또는 requires 값이 잘못되었습니다"),
+        ({"not_applicable": ""}, "tip4: requires가 any가 아니면 not_applicable 이유가 필요합니다"),
+        ({"overview": [{"group": "nope", "label": "x"}]}, "nope"),
+    ],
+)  # fmt: skip
+def test_a_wrong_registry_entry_stops_with_a_korean_message_naming_the_page(changes, message):
+    raw = raw_page(**changes)
+    with pytest.raises(registry.RegistryError, match=message):
+        registry._parse_page(raw)
+
+
+def test_the_same_id_twice_is_refused(tmp_path):
+    text = registry.REGISTRY.read_text(encoding="utf-8")
+    twice = tmp_path / "pages.toml"
+    first = text.index("\n[[page]]\n")
+    second = text.index("\n[[page]]\n", first + 1)
+    twice.write_text(text + "\n" + text[first:second], encoding="utf-8")
+    with pytest.raises(registry.RegistryError, match="같은 id가 두 번 나옵니다"):
+        registry.load(twice)
+    with pytest.raises(registry.RegistryError, match="'no-such-page' 페이지가 없습니다"):
+        registry.by_id("no-such-page")

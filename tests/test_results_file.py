@@ -281,8 +281,18 @@ def test_a_string_of_escaped_quotes_parses_in_bounded_time(tmp_path, size):
 def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path):
     path = tmp_path / SAMPLE_NAME
     path.write_bytes(b" " * (results_file.MAX_BYTES + 1))
-    with deadline(20), pytest.raises(ResultsError, match="5 MB보다 큽니다"):
+    with deadline(20), pytest.raises(ResultsError, match="5 MB보다 큽니다") as caught:
         results_file.load(path)
+    assert (caught.value.path, caught.value.field) == (str(path), "(파일)")
+
+
+def test_a_missing_file_names_itself_and_the_system_reason(tmp_path):
+    path = tmp_path / SAMPLE_NAME
+    with pytest.raises(ResultsError) as caught:
+        results_file.load(path)
+    error = caught.value
+    assert (error.path, error.field) == (str(path), "(파일)")
+    assert error.problem == "읽을 수 없습니다 (No such file or directory)"
 
 
 def not_a_regular_file(kind, folder, outside):
@@ -307,7 +317,8 @@ def test_links_fifos_and_folders_are_refused_without_reading(tmp_path, doc, kind
     with deadline(10):
         with pytest.raises(ResultsError, match="보통 파일이 아닙니다") as caught:
             results_file.load(path)
-        assert caught.value.field == "(파일)"
+        assert (caught.value.path, caught.value.field) == (str(path), "(파일)")
+        assert caught.value.problem == "보통 파일이 아닙니다(링크, FIFO, 장치 파일은 읽지 않습니다)"
         with pytest.raises(ResultsError, match="보통 파일이 아닙니다"):
             results_data.load_devices(tmp_path / "project")
 
