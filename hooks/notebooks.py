@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 from pathlib import Path
 
@@ -192,7 +193,16 @@ def write_if_changed(path: Path, text: str) -> None:
 def on_config(config):
     # mkdocs-jupyter는 실행한 노트북의 HTML을 기본으로 저장소 안 `.cache/mkdocs-jupyter/`에 캐시하고
     # 그대로 페이지에 넣습니다. git이 나르는 파일이 페이지가 되지 않게 저장소 밖에 둡니다(이슈 21).
-    config.plugins["mkdocs-jupyter"].config["cache_dir"] = str(cache.folder("mkdocs-jupyter"))
+    # 그 폴더를 만들 수 없으면(읽기 전용, 가득 참) 캐시 없이 빌드합니다: 그 플러그인은 멈춥니다.
+    jupyter = config.plugins["mkdocs-jupyter"].config
+    folder = cache.folder("mkdocs-jupyter")
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        if not os.access(folder, os.W_OK):
+            raise PermissionError(folder)
+        jupyter["cache_dir"] = str(folder)
+    except OSError:
+        jupyter["cache"] = False
     return config
 
 
