@@ -421,6 +421,12 @@ def test_enough_dev_shm_or_a_dry_run_lets_the_gpu_run_start(monkeypatch):
     assert run.device.type == "cuda" and run.max_seconds == 600 and run.settings.budget_s == 8.0
 
 
+def test_the_method_page_states_the_minimum_round_time_the_plugin_uses():
+    text = (ROOT / "docs" / "method.md").read_text(encoding="utf-8")
+    gpu, cpu = (round(plugin.MIN_ROUND_S[kind] * 1000) for kind in ("cuda", "cpu"))
+    assert f"한 라운드는 GPU에서 {gpu} ms, CPU에서 {cpu} ms 이상입니다" in text
+
+
 def test_options_reach_the_measurement_settings():
     run = plugin.new_run(fake_config(gpu=False, budget=0.2, seed=99, max_minutes=2.0).option)
     assert (run.settings.budget_s, run.seed, run.max_seconds) == (0.2, 99, 120.0)
