@@ -20,7 +20,7 @@ from mkdocs.exceptions import PluginError
 from mkdocs.utils import get_relative_url
 
 from guide import registry
-from hooks import overview
+from hooks import cache, overview
 
 PAGES_MARKER = re.compile(r"^<!--\s*pages:\s*(?P<section>\w+)\s*-->[ \t]*$", re.M)
 
@@ -170,3 +170,9 @@ def _with_registry_parts(markdown: str, page, config, files) -> str:
         "실행해 보세요. 숫자를 다시 재는 명령은 "
         "[측정 방법](../method.md#measure-yourself)에 있습니다.\n"
     )
+
+
+def on_env(env, config, files):
+    # `mkdocs serve`가 다시 빌드할 때 템플릿을 다시 컴파일하지 않게 합니다(hooks/cache.py).
+    env.bytecode_cache = cache.TEMPLATES
+    return env

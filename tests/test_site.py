@@ -11,10 +11,13 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
+import jinja2
 import pytest
 
 from guide import registry
+from hooks import cache
 from hooks import charts as chart_cache
+from hooks import pages as pages_hook
 from hooks.snippet_check import INCLUDE, find_problem
 from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
 
@@ -47,6 +50,28 @@ def test_normal_build_redraws_no_chart_and_runs_no_notebook(built_site, tmp_path
         assert before  # 결과가 있으면 차트가 있고, 그 차트를 캐시에서 읽었습니다
     notebook = (tmp_path / "site" / "notebooks" / "tip4_create_on_device.html").read_text("utf-8")
     assert "실행하지 않고 빌드해서 출력이 없습니다" in notebook
+
+
+def test_serve_rebuild_compiles_no_template_twice():
+    """`mkdocs serve`는 다시 빌드할 때마다 Jinja 환경을 새로 만듭니다. 훅이 건네는 바이트코드 캐시
+    (hooks/cache.py의 TEMPLATES) 덕분에 두 번째 환경은 같은 템플릿을 다시 컴파일하지 않고, 템플릿을
+    고치면 그 템플릿만 다시 컴파일합니다."""
+    templates = {"page.html": "{{ title }}"}
+    shared = cache.TemplateCode()
+
+    def render_in_new_environment() -> tuple[str, int]:
+        env = jinja2.Environment(loader=jinja2.DictLoader(templates))
+        original = env.compile
+        compiled = []
+        env.compile = lambda *args, **kwargs: compiled.append(args) or original(*args, **kwargs)
+        env = pages_hook.on_env(env, config=None, files=None)
+        env.bytecode_cache = shared if env.bytecode_cache is cache.TEMPLATES else None
+        return env.get_template("page.html").render(title="가"), len(compiled)
+
+    assert render_in_new_environment() == ("가", 1)
+    assert render_in_new_environment() == ("가", 0)
+    templates["page.html"] = "<{{ title }}>"
+    assert render_in_new_environment() == ("<가>", 1)
 
 
 def test_measured_page_titles_have_ids_that_start_with_a_letter(built_site):
