@@ -17,7 +17,7 @@ from pathlib import Path
 
 from markupsafe import Markup
 
-from hooks.charts import INK
+from hooks.chart_svg import INK
 from hooks.templating import render
 
 FOLDER = "assets/charts"

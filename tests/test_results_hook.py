@@ -18,7 +18,7 @@ from html.parser import HTMLParser
 import pytest
 
 from guide import registry
-from hooks import cache, charts, overview, render
+from hooks import cache, chart_svg, overview, render
 from hooks import chart_images as chart_images_hook
 from hooks import results as results_hook
 from hooks.results_data import gpu_verified, load_devices
@@ -432,7 +432,7 @@ def test_the_peaks_table_highlights_the_measured_gpu(tmp_path):
 def test_values_at_the_validators_bounds_render_every_page(tmp_path, monkeypatch):
     """이슈 21: 검증기가 받은 값(가장 짧은 1 ns, 10⁶배, 크기 10¹⁵)으로 빌드가 멈추면 안 됩니다.
     빌드의 그리기 함수를 모든 페이지에 부르고, 나온 글에 모순과 `{자리}`가 없는지 봅니다."""
-    monkeypatch.setattr(charts, "CACHE", tmp_path / "cache")
+    monkeypatch.setattr(chart_svg, "CACHE", tmp_path / "cache")
     doc = full_document(ROOT, GPU_DEVICE, "extreme")
     write_named(tmp_path / "results", doc)
     devices = load_devices(tmp_path)
@@ -448,7 +448,7 @@ def test_values_at_the_validators_bounds_render_every_page(tmp_path, monkeypatch
 def test_the_chart_cache_lives_outside_the_repository():
     # git이 나르는 파일(.cache/charts/*.svg)이 캐시로 읽혀 페이지에 들어가면 안 됩니다(이슈 21).
     assert not cache.ROOT.resolve().is_relative_to(ROOT.resolve())
-    assert charts.CACHE.is_relative_to(cache.ROOT)
+    assert chart_svg.CACHE.is_relative_to(cache.ROOT)
 
 
 def test_a_read_only_or_full_cache_is_skipped_quietly(tmp_path, monkeypatch):

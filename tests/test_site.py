@@ -15,8 +15,7 @@ import jinja2
 import pytest
 
 from guide import registry
-from hooks import cache
-from hooks import charts as chart_cache
+from hooks import cache, chart_svg
 from hooks import pages as pages_hook
 from hooks.snippet_check import INCLUDE, find_problem
 from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
@@ -40,7 +39,7 @@ def test_normal_build_redraws_no_chart_and_runs_no_notebook(built_site, tmp_path
     """편집자가 `mkdocs serve`로 고칠 때마다 겪는 빌드가 빠른 까닭을 셉니다(시간은 2코어 CI에서
     흔들려서 재지 않습니다): 차트는 사용자 캐시 폴더(hooks/cache.py)에서 읽어 다시 그리지 않고,
     노트북은 실행하지 않습니다. built_site가 같은 입력으로 캐시를 이미 채웠습니다."""
-    charts = chart_cache.CACHE
+    charts = chart_svg.CACHE
     before = {path.name: path.stat().st_mtime_ns for path in charts.glob("*.svg")}
     result = mkdocs_build(ROOT, tmp_path / "site")
     assert result.returncode == 0, result.stderr
