@@ -1,5 +1,5 @@
 """측정하는 페이지마다 만드는 노트북의 테스트: 스니펫의 코드를 빠짐없이 담는지, 첫 셀이 필요한
-꾸러미를 고정한 버전으로 설치하는지, 사이트를 실행해 빌드하면 CPU에서 끝까지 실행되는지.
+꾸러미를 고정한 버전으로 설치하는지, 내려받은 노트북이 새 환경에서 CPU로 끝까지 실행되는지.
 
 기대값은 노트북을 만드는 함수(hooks/notebooks.py의 split_module 등)를 쓰지 않고 스니펫 파일과
 잠금 파일을 직접 읽어 만듭니다. 만드는 함수가 줄을 빠뜨리면 테스트가 알아챕니다."""
@@ -7,6 +7,7 @@
 import ast
 import importlib.metadata
 import json
+import os
 import re
 import sys
 from collections import Counter
@@ -18,7 +19,8 @@ from mkdocs.config import load_config
 from guide import registry
 from hooks import cache
 from hooks.notebooks import build_notebook
-from tests.site_build import ROOT, mkdocs_build
+from tests import notebook_run
+from tests.site_build import ROOT
 
 PAGES = registry.load()
 CLI = ROOT / "snippets" / "_cli.py"
@@ -172,25 +174,79 @@ def test_notebook_page_cache_lives_outside_the_repository():
 
 
 @pytest.fixture(scope="module")
-def executed_site(tmp_path_factory):
-    """모든 노트북을 실행해 빌드한 사이트입니다(배포용 빌드와 같은 설정). 세션에 한 번만 실행합니다.
+def fresh_runs(built_site, tmp_path_factory):
+    """사이트에서 내려받는 노트북을 모두, 노트북이 import하는 꾸러미가 없는 새 환경에서 nbmake로
+    한 번씩 실행합니다(tests/notebook_run.py). 세션에 한 번만 실행합니다."""
+    if "MUTANT_UNDER_TEST" in os.environ:
+        pytest.skip("변이 시험에서는 노트북을 실행하지 않습니다")
+    workdir = tmp_path_factory.mktemp("fresh-notebooks")
+    notebooks = [built_site / "notebooks" / f"{page.snippet}.ipynb" for page in PAGES]
+    runs = notebook_run.run_notebooks(notebooks, workdir, workers=min(2, os.cpu_count() or 1))
+    return runs, workdir / "env" / "bin" / "python"
 
-    셀이 하나라도 실패하면 빌드가 멈춥니다(mkdocs.yml의 allow_errors: false). 노트북 캐시를 꺼서
-    예전 출력이 아니라 지금 코드를 실행합니다."""
-    site = tmp_path_factory.mktemp("executed-site")
-    result = mkdocs_build(ROOT, site, EXECUTE_NOTEBOOKS="true", NOTEBOOK_CACHE="false")
-    assert result.returncode == 0, result.stderr[-3000:]
-    return site
+
+def outputs_of(notebook: dict) -> list[dict]:
+    cells = [cell for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    return [output for cell in cells for output in cell["outputs"]]
+
+
+def text_of(output: dict) -> str:
+    text = output.get("text") or output.get("data", {}).get("text/plain", "")
+    return "".join(text) if isinstance(text, list) else text
 
 
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
-def test_every_notebook_runs_on_cpu_when_the_site_is_built_with_execution(page, executed_site):
-    html = (executed_site / "notebooks" / f"{page.snippet}.html").read_text(encoding="utf-8")
-    # main()은 맨 먼저 어느 장치에서 실행하는지 출력합니다. 그 출력이 페이지에 있어야 합니다.
-    assert "장치: cpu" in html
-    assert "Traceback" not in html
+def test_every_downloaded_notebook_runs_on_cpu_in_a_fresh_environment(page, fresh_runs):
+    run = fresh_runs[0][page.snippet]
+    errors = [o for o in outputs_of(run["notebook"]) if o["output_type"] == "error"]
+    assert errors == [], f"{errors[:1]}\n{run['log'][-3000:]}"
+    assert f"PASSED {page.snippet}.ipynb" in run["log"], run["log"][-3000:]
+    printed = "".join(text_of(o) for o in outputs_of(run["notebook"]))
+    # main()은 맨 먼저 어느 장치에서 실행하는지 출력합니다.
+    assert "장치: cpu" in printed
     # 저장소에만 있는 명령(벤치마크)을 권하는 줄은 저장소가 필요하다고 함께 말합니다.
-    text = re.sub(r"<[^>]+>", "", html)
-    for line in text.splitlines():
+    sources = "\n".join("".join(cell["source"]) for cell in run["notebook"]["cells"])
+    for line in (printed + "\n" + sources).splitlines():
         if "pytest benchmarks" in line and "print(" not in line:
             assert "저장소" in line, line
+
+
+def test_first_cells_installed_what_the_notebooks_need_into_the_fresh_environment(fresh_runs):
+    # 새 환경에는 처음에 torch가 없었습니다(notebook_run.run_notebooks가 확인). 지금 있다면 노트북의
+    # 첫 셀이 그 환경의 커널에 설치한 것입니다.
+    assert notebook_run.importable(fresh_runs[1], "torch")
+
+
+def test_the_notebook_run_checks_can_fail(tmp_path):
+    # 설치 셀을 읽는 함수와 나누는 순서: 새 꾸러미를 설치하는 노트북만 혼자 먼저 실행합니다.
+    def notebook(name, first_cell):
+        path = tmp_path / f"{name}.ipynb"
+        cells = [{"cell_type": "code", "source": first_cell, "outputs": []}]
+        path.write_text(json.dumps({"cells": cells}), encoding="utf-8")
+        return path
+
+    torch_only = notebook("a", "%pip install --quiet torch==2.13.0")
+    with_numpy = notebook("b", "%pip install --quiet numpy==2.4.6 torch==2.13.0")
+    again = notebook("c", "%pip install --quiet torch==2.13.0")
+    nothing = notebook("d", "print(1)")
+    assert notebook_run.installs(with_numpy) == {"numpy==2.4.6", "torch==2.13.0"}
+    assert notebook_run.installs(nothing) == set()
+    alone, together = notebook_run.install_first([torch_only, with_numpy, again, nothing])
+    assert alone == [with_numpy]
+    assert sorted(together) == [torch_only, again, nothing]
+
+
+def test_the_deploy_build_executes_every_notebook_and_stops_on_an_error(monkeypatch):
+    """배포(.github/workflows/docs.yml)는 EXECUTE_NOTEBOOKS=true로 빌드합니다. 그때 mkdocs-jupyter가
+    노트북을 실행하고, 셀 하나라도 실패하면 빌드가 멈춥니다. 실행 자체는 위 테스트가 새 환경에서
+    확인합니다."""
+    workflow = (ROOT / ".github" / "workflows" / "docs.yml").read_text(encoding="utf-8")
+    assert re.search(r'EXECUTE_NOTEBOOKS: "true"', workflow)
+
+    def jupyter_config(execute: str) -> dict:
+        monkeypatch.setenv("EXECUTE_NOTEBOOKS", execute)
+        return load_config(str(ROOT / "mkdocs.yml")).plugins["mkdocs-jupyter"].config
+
+    assert jupyter_config("true")["execute"] is True
+    assert jupyter_config("true")["allow_errors"] is False
+    assert jupyter_config("false")["execute"] is False

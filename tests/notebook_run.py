@@ -1,0 +1,104 @@
+"""내려받은 노트북을 읽는 사람처럼 실행합니다: 노트북이 import하는 꾸러미가 하나도 없는 새 가상
+환경에서, nbmake(노트북을 실행하는 pytest 플러그인)로 첫 셀의 `%pip install`부터 끝까지.
+
+새 환경에는 노트북을 실행하는 도구(tests/notebook-runner.txt)만 설치합니다. torch 같은 꾸러미는
+노트북의 첫 셀이 설치합니다. 같은 환경에 두 pip이 동시에 쓰지 않도록, 아직 없는 꾸러미를 설치하는
+노트북은 하나씩 먼저 실행하고, 나머지는 CPU 수만큼 나눠 동시에 실행합니다.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.site_build import ROOT
+
+RUNNER = ROOT / "tests" / "notebook-runner.txt"
+TIMEOUT_S = 900  # 노트북 하나의 상한(nbmake 기본값은 300초). 2코어에서 가장 긴 것이 1분 남짓입니다.
+INSTALL = re.compile(r"^%pip install --quiet (?P<packages>.+)$", re.M)
+
+
+def fresh_environment(folder: Path) -> Path:
+    """노트북을 실행하는 도구만 있는 새 가상 환경을 만들고 그 python 경로를 돌려줍니다."""
+    subprocess.run([sys.executable, "-m", "venv", str(folder)], check=True)
+    python = folder / "bin" / "python"
+    install = [str(python), "-m", "pip", "install", "--quiet", "-r", str(RUNNER)]
+    result = subprocess.run(install, capture_output=True, text=True)
+    assert result.returncode == 0, f"nbmake를 설치하지 못했습니다: {result.stderr[-2000:]}"
+    return python
+
+
+def importable(python: Path, module: str) -> bool:
+    probe = subprocess.run([str(python), "-c", f"import {module}"], capture_output=True)
+    return probe.returncode == 0
+
+
+def installs(notebook: Path) -> set[str]:
+    """노트북의 첫 코드 셀이 설치하는 꾸러미(`이름==버전`)."""
+    cells = json.loads(notebook.read_text(encoding="utf-8"))["cells"]
+    first = next(cell["source"] for cell in cells if cell["cell_type"] == "code")
+    found = INSTALL.search(first)
+    return set(found["packages"].split()) if found else set()
+
+
+def install_first(notebooks: list[Path]) -> tuple[list[Path], list[Path]]:
+    """아직 설치되지 않은 꾸러미를 설치하는 노트북(하나씩 실행)과 나머지(동시에 실행)로 나눕니다."""
+    covered: set[str] = set()
+    alone, together = [], []
+    for notebook in sorted(notebooks, key=lambda n: -len(installs(n))):
+        if installs(notebook) - covered:
+            alone.append(notebook)
+            covered |= installs(notebook)
+        else:
+            together.append(notebook)
+    return alone, together
+
+
+def nbmake(python: Path, notebooks: list[Path], folder: Path) -> subprocess.Popen:
+    """notebooks를 folder에 복사해 nbmake로 실행합니다. 출력은 그 복사본에 씁니다(--overwrite)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for notebook in notebooks:
+        shutil.copy(notebook, folder / notebook.name)
+    command = [
+        str(python), "-m", "pytest", "--nbmake", "--overwrite",
+        f"--nbmake-timeout={TIMEOUT_S}", "-p", "no:cacheprovider", "-q", "-rA",
+        *(notebook.name for notebook in notebooks),
+    ]  # fmt: skip
+    # 저장소의 가상 환경이나 설정이 새 환경으로 새어 들지 않게 합니다.
+    env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
+    return subprocess.Popen(
+        command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
+
+
+def run_notebooks(notebooks: list[Path], workdir: Path, workers: int) -> dict[str, dict]:
+    """노트북을 모두 한 새 환경에서 실행하고 이름 → 실행한 노트북(JSON)과 nbmake 기록을 줍니다."""
+    python = fresh_environment(workdir / "env")
+    preinstalled = [name for name in ("torch", "numpy", "lightning") if importable(python, name)]
+    assert preinstalled == [], f"새 환경에 노트북이 설치할 꾸러미가 이미 있습니다: {preinstalled}"
+    alone, together = install_first(notebooks)
+    folders: dict[Path, Path] = {}  # 노트북 → 실행한 복사본이 있는 폴더
+    logs: dict[Path, str] = {}
+    for notebook in alone:
+        folders[notebook] = workdir / notebook.stem
+        logs[notebook] = nbmake(python, [notebook], folders[notebook]).communicate()[0]
+    # 파일이 큰 것(오래 걸리는 것)부터 번갈아 나눠, 한 프로세스만 늦게 끝나지 않게 합니다.
+    ordered = sorted(together, key=lambda n: -n.stat().st_size)
+    shares = {workdir / f"worker-{i}": ordered[i::workers] for i in range(workers)}
+    running = {folder: nbmake(python, share, folder) for folder, share in shares.items() if share}
+    for folder, process in running.items():
+        log = process.communicate()[0]
+        for notebook in shares[folder]:
+            folders[notebook], logs[notebook] = folder, log
+    return {
+        notebook.stem: {
+            "notebook": json.loads((folders[notebook] / notebook.name).read_text("utf-8")),
+            "log": logs[notebook],
+        }
+        for notebook in notebooks
+    }
