@@ -12,17 +12,20 @@
   있습니다(P6, USB 메모리).
 
 브라우저 검사는 모두 한 Chromium에서 한 번에 돌리고(모듈 fixture), 페이지 여러 개를 동시에 엽니다.
-2코어에서 axe가 가장 오래 걸리는 부분이라 CPU 수만큼 나눠 돌립니다.
+2코어에서 axe가 가장 오래 걸리는 부분이라 CPU 수만큼 나눠 돌립니다. 페이지는 너비마다 한 번만 열고,
+어두운 화면을 검사한 뒤 읽는 사람처럼 색 구성 단추로 밝은 화면으로 바꿔 색 규칙을 검사합니다.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import functools
 import http.server
 import json
 import os
 import re
+import shutil
 import threading
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
@@ -104,15 +107,23 @@ class SubPathHandler(http.server.SimpleHTTPRequestHandler):
             self.wfile.write(body)
 
 
-@pytest.fixture(scope="module")
-def served(built_site):
-    """built_site를 http://127.0.0.1:<빈 포트>/seven-tips/ 에서 띄우고 그 주소를 돌려줍니다."""
-    handler = functools.partial(SubPathHandler, directory=str(built_site))
+@contextlib.contextmanager
+def serving(site_dir: Path):
+    """site_dir을 http://127.0.0.1:<빈 포트>/seven-tips/ 에서 띄우고 그 주소를 줍니다."""
+    handler = functools.partial(SubPathHandler, directory=str(site_dir))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}{SUBPATH}"
-    server.shutdown()
-    server.server_close()
+    try:
+        yield f"http://127.0.0.1:{server.server_port}{SUBPATH}"
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def served(built_site):
+    with serving(built_site) as url:
+        yield url
 
 
 # --- 한 Chromium에서 모든 브라우저 검사 ---------------------------------------------------
@@ -171,6 +182,14 @@ FILE_URL_JS = """() => ({
 })"""
 
 
+# 색 구성 단추(숨은 라디오 입력)를 누르고, 색이 바뀌는 CSS 전환이 끝날 때까지 기다립니다.
+SWITCH_SCHEME_JS = """async index => {
+  document.getElementById('__palette_' + index).click();
+  const transitions = document.getAnimations().filter(a => a instanceof CSSTransition);
+  await Promise.all(transitions.map(transition => transition.finished));
+}"""
+
+
 async def keyboard_scrolls(tab) -> list[dict]:
     """넘치는 표·차트 영역마다 초점을 주고 오른쪽 화살표를 눌러 옆으로 넘어가는지 봅니다."""
     moved = []
@@ -195,52 +214,58 @@ async def keyboard_scrolls(tab) -> list[dict]:
     return moved
 
 
-async def scan_site(served_url: str, site_dir: Path) -> BrowserFindings:
+async def scan_site(served_url: str, site_dir: Path, pages: list[str] = PAGES) -> BrowserFindings:
     from playwright.async_api import async_playwright
 
     findings = BrowserFindings()
     axe = axe_source()
     jobs: asyncio.Queue = asyncio.Queue()
     # 큰 페이지부터 나눠 주어, 코드가 많은 페이지 하나가 끝에 혼자 남지 않게 합니다.
-    for page_path in sorted(PAGES, key=lambda p: -(site_dir / p).stat().st_size):
+    for page_path in sorted(pages, key=lambda p: -(site_dir / p).stat().st_size):
         for viewport in VIEWPORTS:
-            for scheme in SCHEMES:
-                jobs.put_nowait((page_path, viewport, scheme))
+            jobs.put_nowait((page_path, viewport))
 
     async with async_playwright() as playwright:
         browser = await playwright.chromium.launch(
             executable_path=str(CHROMIUM), args=CHROMIUM_ARGS
         )
 
-        async def open_tab(viewport: str, scheme: str):
+        async def open_tab(viewport: str):
             context = await browser.new_context(viewport=VIEWPORTS[viewport])
-            palette = json.dumps(json.dumps(palette_of(site_dir, scheme)))
+            palette = json.dumps(json.dumps(palette_of(site_dir, SCHEMES[0])))
             # Material은 색 구성을 "<사이트 경로>.__palette"에 저장하고 첫 그림 전에 읽습니다.
             await context.add_init_script(f"localStorage.setItem('{SUBPATH}.__palette', {palette})")
             await context.add_init_script(axe)
             return await context.new_page()
 
+        async def check(tab, page_path: str, viewport: str, scheme: str) -> None:
+            shown = await tab.get_attribute("body", "data-md-color-scheme")
+            assert shown == scheme, f"{page_path}: 색 구성이 {scheme}이 아니라 {shown}입니다"
+            options = {"resultTypes": ["violations"]}
+            if scheme != SCHEMES[0]:
+                options["runOnly"] = COLOUR_RULES
+            result = await tab.evaluate("options => axe.run(document, options)", options)
+            findings.axe_version = result["testEngine"]["version"]
+            findings.violations[page_path, viewport, scheme] = result["violations"]
+
         async def worker():
             tabs = {}
             while not jobs.empty():
-                page_path, viewport, scheme = jobs.get_nowait()
-                if (viewport, scheme) not in tabs:
-                    tabs[viewport, scheme] = await open_tab(viewport, scheme)
-                tab = tabs[viewport, scheme]
+                page_path, viewport = jobs.get_nowait()
+                if viewport not in tabs:
+                    tabs[viewport] = await open_tab(viewport)
+                tab = tabs[viewport]
                 url = served_url + (NOT_FOUND_PROBE if page_path == "404.html" else page_path)
                 await tab.goto(url, wait_until="load")
-                shown = await tab.get_attribute("body", "data-md-color-scheme")
-                assert shown == scheme, f"{page_path}: 색 구성이 {scheme}이 아니라 {shown}입니다"
-                options = {"resultTypes": ["violations"]}
-                if scheme != SCHEMES[0]:
-                    options["runOnly"] = COLOUR_RULES
-                result = await tab.evaluate("options => axe.run(document, options)", options)
-                findings.axe_version = result["testEngine"]["version"]
-                findings.violations[page_path, viewport, scheme] = result["violations"]
-                if scheme == SCHEMES[0]:
-                    shown = await tab.evaluate(SHOWN_CHARTS_JS)
-                    findings.chart_text_px[page_path, viewport] = chart_text_px(site_dir, shown)
-                if scheme == SCHEMES[0] and viewport == "phone":
+                await check(tab, page_path, viewport, SCHEMES[0])
+                shown = await tab.evaluate(SHOWN_CHARTS_JS)
+                findings.chart_text_px[page_path, viewport] = chart_text_px(site_dir, shown)
+                # 다시 불러오지 않고, 읽는 사람처럼 색 구성 단추로 바꿉니다.
+                for scheme in SCHEMES[1:]:
+                    index = palette_of(site_dir, scheme)["index"]
+                    await tab.evaluate(SWITCH_SCHEME_JS, index)
+                    await check(tab, page_path, viewport, scheme)
+                if viewport == "phone":
                     findings.keyboard_scroll[page_path] = await keyboard_scrolls(tab)
             for tab in tabs.values():
                 await tab.context.close()
@@ -296,6 +321,28 @@ def test_axe_finds_no_critical_or_serious_violation(findings, page_path):
         if v["impact"] in BLOCKING
     ]
     assert problems == [], f"axe-core {findings.axe_version}"
+
+
+def test_the_colour_pass_sees_the_light_scheme_after_the_switch(built_site, tmp_path, findings):
+    """밝은 화면(default)에서만 보이지 않는 글자를 심으면, 단추로 바꾼 뒤의 색 검사가 그것만
+    찾습니다. 색 구성을 바꾸지 못하거나 전환이 끝나기 전에 검사하면 이 테스트가 실패합니다."""
+    site = tmp_path / "site"
+    shutil.copytree(built_site, site)
+    planted = (
+        "<style>[data-md-color-scheme=default] .planted {color: #fafafa}</style>"
+        '<p class="planted">밝은 화면에서만 안 보이는 글</p>'
+    )
+    html = (built_site / "index.html").read_text(encoding="utf-8")
+    (site / "index.html").write_text(html.replace("</article>", planted + "</article>", 1))
+    with serving(site) as url:
+        scan = asyncio.run(scan_site(url, site, pages=["index.html"]))
+    contrast = {
+        key: [node["html"] for v in found if v["id"] == "color-contrast" for node in v["nodes"]]
+        for key, found in scan.violations.items()
+    }
+    for viewport in VIEWPORTS:
+        assert contrast["index.html", viewport, "slate"] == []
+        assert any("planted" in html for html in contrast["index.html", viewport, "default"])
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
