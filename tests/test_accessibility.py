@@ -40,7 +40,15 @@ import yaml
 
 from guide import registry
 from tests.site_build import ROOT
-from tests.test_browser import CHROMIUM, CHROMIUM_ARGS, VIEWPORTS, missing_browser_reason
+from tests.test_browser import (
+    CHROMIUM,
+    CHROMIUM_ARGS,
+    MAX_PAGE_BYTES,
+    VIEWPORTS,
+    FirstVisit,
+    missing_browser_reason,
+    screenshot_path,
+)
 
 SCHEMES = ("slate", "default")  # 첫 방문의 기본값(어두운 화면)이 먼저입니다
 # 색 구성에 따라 결과가 달라지는 axe 규칙. 첫 색 구성에서는 모든 규칙을 돌립니다.
@@ -139,6 +147,8 @@ class BrowserFindings:
     file_url_problems: list[str] = field(default_factory=list)
     # 휴대폰 너비에서 옆으로 넘치는 표 영역마다: 키보드 초점을 받고 → 키로 넘겼을 때 움직였는지
     keyboard_scroll: dict[str, list[dict]] = field(default_factory=dict)
+    # (페이지, 너비 이름) → 첫 방문의 기록(test_browser.FirstVisit.summary)
+    first_visits: dict[tuple[str, str], dict] = field(default_factory=dict)
 
 
 def axe_source() -> str:
@@ -236,7 +246,12 @@ async def scan_site(served_url: str, site_dir: Path, pages: list[str] = PAGES) -
             # Material은 색 구성을 "<사이트 경로>.__palette"에 저장하고 첫 그림 전에 읽습니다.
             await context.add_init_script(f"localStorage.setItem('{SUBPATH}.__palette', {palette})")
             await context.add_init_script(axe)
-            return await context.new_page()
+            visit = FirstVisit(site_dir, SUBPATH)
+            # 가로채기(route)를 켜면 HTTP 캐시를 쓰지 않으므로 페이지마다 첫 방문처럼 모두 받습니다.
+            await context.route("**/*", visit.route)
+            tab = await context.new_page()
+            visit.listen(tab)
+            return tab, visit
 
         async def check(tab, page_path: str, viewport: str, scheme: str) -> None:
             shown = await tab.get_attribute("body", "data-md-color-scheme")
@@ -254,9 +269,13 @@ async def scan_site(served_url: str, site_dir: Path, pages: list[str] = PAGES) -
                 page_path, viewport = jobs.get_nowait()
                 if viewport not in tabs:
                     tabs[viewport] = await open_tab(viewport)
-                tab = tabs[viewport]
+                tab, visit = tabs[viewport]
+                visit.start()
                 url = served_url + (NOT_FOUND_PROBE if page_path == "404.html" else page_path)
                 await tab.goto(url, wait_until="load")
+                findings.first_visits[page_path, viewport] = await visit.summary(tab)
+                if os.environ.get("SCREENSHOTS"):
+                    await tab.screenshot(path=screenshot_path(page_path, viewport), full_page=True)
                 await check(tab, page_path, viewport, SCHEMES[0])
                 shown = await tab.evaluate(SHOWN_CHARTS_JS)
                 findings.chart_text_px[page_path, viewport] = chart_text_px(site_dir, shown)
@@ -267,7 +286,7 @@ async def scan_site(served_url: str, site_dir: Path, pages: list[str] = PAGES) -
                     await check(tab, page_path, viewport, scheme)
                 if viewport == "phone":
                     findings.keyboard_scroll[page_path] = await keyboard_scrolls(tab)
-            for tab in tabs.values():
+            for tab, _ in tabs.values():
                 await tab.context.close()
 
         await asyncio.gather(*(worker() for _ in range(max(1, os.cpu_count() or 1))))
@@ -343,6 +362,20 @@ def test_the_colour_pass_sees_the_light_scheme_after_the_switch(built_site, tmp_
     for viewport in VIEWPORTS:
         assert contrast["index.html", viewport, "slate"] == []
         assert any("planted" in html for html in contrast["index.html", viewport, "default"])
+
+
+@pytest.mark.parametrize("viewport", list(VIEWPORTS))
+@pytest.mark.parametrize("page_path", [page for page in PAGES if page != "404.html"])
+def test_every_page_loads_cleanly_at_both_sizes(findings, page_path, viewport):
+    """첫 방문(빈 캐시)에서 127.0.0.1 밖으로 요청이 없고(P6), 콘솔 오류와 깨진 그림이 없고,
+    페이지가 옆으로 넘치지 않고(코드와 표는 그 안에서만 스크롤), gzip으로 받는 양이 상한
+    아래입니다."""
+    visit = findings.first_visits[page_path, viewport]
+    assert visit["foreign_requests"] == [], "127.0.0.1 밖으로 요청을 보냈습니다(P6)"
+    assert visit["console_errors"] == []
+    assert visit["broken_images"] == []
+    assert visit["overflow_px"] <= 0, f"{viewport}에서 페이지가 옆으로 넘칩니다"
+    assert visit["gzipped_bytes"] < MAX_PAGE_BYTES, "첫 방문에 받는 양이 너무 많습니다"
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))

@@ -1,8 +1,10 @@
 """독자가 만나는 그대로, 진짜 브라우저(Debian의 Chromium)로 사이트를 확인합니다.
 
-테스트가 직접 빌드한 사이트를 127.0.0.1에서 띄우고, 모든 페이지를 데스크톱(1280×900)과
-휴대폰(390×844) 크기로 엽니다. `SCREENSHOTS=1`을 주면 스크린숏을 test-output/screenshots/에
-남깁니다(커밋하지 않음; 페이지마다 0.6초쯤 더 걸려 기본으로는 찍지 않습니다).
+테스트가 직접 빌드한 사이트를 127.0.0.1에서 띄우고 검색, 탭, 복사 단추, 색 구성 선택, 404 페이지,
+적대적인 결과 파일을 확인합니다. 모든 페이지를 데스크톱(1280×900)과 휴대폰(390×844) 크기로 처음
+여는 검사(외부 요청, 콘솔 오류, 깨진 그림, 가로 넘침, 전송량)는 같은 페이지를 두 번 열지 않도록
+접근성 검사(tests/test_accessibility.py)가 페이지를 열 때 이 파일의 FirstVisit으로 함께 합니다.
+`SCREENSHOTS=1`을 주면 그때 스크린숏을 test-output/screenshots/에 남깁니다(커밋하지 않음).
 Chromium이 없으면 이 파일의 테스트는 이유를 밝히고 건너뜁니다. 단, CI(CI=true)에서는 실패합니다.
 """
 
@@ -19,7 +21,6 @@ from urllib.parse import unquote, urlsplit
 
 import pytest
 
-from guide import registry
 from tests.site_build import ROOT, section_lines
 
 CHROMIUM = Path("/usr/bin/chromium")
@@ -88,19 +89,6 @@ def gzipped_size(path: Path) -> int:
 def site_pages(site_dir: Path) -> list[str]:
     pages = [p.relative_to(site_dir).as_posix() for p in site_dir.rglob("*.html")]
     return sorted(p for p in pages if p != "404.html")
-
-
-def pytest_generate_tests(metafunc):
-    # 페이지 목록은 docs/와 노트북 모듈에서 정해지므로, 빌드 없이 미리 알 수 있습니다.
-    if "page_path" in metafunc.fixturenames:
-        pages = [
-            p.relative_to(ROOT / "docs").with_suffix(".html").as_posix()
-            for p in (ROOT / "docs").rglob("*.md")
-        ]
-        pages += [f"notebooks/{page.snippet}.html" for page in registry.load()]
-        metafunc.parametrize("page_path", sorted(pages))
-    if "viewport" in metafunc.fixturenames:
-        metafunc.parametrize("viewport", list(VIEWPORTS))
 
 
 class Visit:
@@ -174,26 +162,52 @@ async () => {
 """
 
 
-def broken_images(page) -> list[str]:
-    return page.evaluate(BROKEN_IMAGES_JS)
+def screenshot_path(page_path: str, viewport: str) -> str:
+    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    return str(SCREENSHOTS / f"{page_path.replace('/', '_').removesuffix('.html')}-{viewport}.png")
 
 
-def test_every_page_loads_cleanly_at_both_sizes(visit, page_path, viewport, built_site):
-    v = visit(viewport)
-    page = v.open(page_path)
-    if os.environ.get("SCREENSHOTS"):
-        SCREENSHOTS.mkdir(parents=True, exist_ok=True)
-        shot = SCREENSHOTS / f"{page_path.replace('/', '_').removesuffix('.html')}-{viewport}.png"
-        page.screenshot(path=str(shot), full_page=True)
+class FirstVisit:
+    """탭 하나에서 페이지를 열 때마다 보낸 요청, 콘솔 오류, 받은 파일을 기록합니다(비동기 API).
 
-    assert v.foreign_requests == [], "127.0.0.1 밖으로 요청을 보냈습니다(P6)"
-    assert v.console_errors == []
-    assert broken_images(page) == []
-    # 코드 블록과 표는 그 안에서만 옆으로 스크롤됩니다. 페이지 전체는 옆으로 넘치지 않아야 합니다.
-    overflow = page.evaluate("document.documentElement.scrollWidth - window.innerWidth")
-    assert overflow <= 0, f"{viewport}에서 페이지가 옆으로 {overflow}px 넘칩니다"
-    transferred = sum(gzipped_size(path) for path in v.local_files)
-    assert transferred < MAX_PAGE_BYTES, f"첫 방문에 {transferred} 바이트(gzip)를 받았습니다"
+    모든 페이지의 첫 방문 검사는 접근성 검사(tests/test_accessibility.py)가 페이지를 열 때 함께
+    합니다. 같은 페이지를 두 번 열지 않기 위해서입니다."""
+
+    def __init__(self, site_dir: Path, mount_path: str):
+        self.site_dir, self.mount_path = site_dir, mount_path
+        self.start()
+
+    def start(self) -> None:
+        self.foreign_requests: list[str] = []
+        self.console_errors: list[str] = []
+        self.local_files: set[Path] = set()
+
+    def listen(self, tab) -> None:
+        tab.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
+        tab.on("pageerror", lambda error: self.console_errors.append(str(error)))
+
+    async def route(self, route) -> None:
+        url = urlsplit(route.request.url)
+        if url.hostname != "127.0.0.1":
+            self.foreign_requests.append(route.request.url)
+            await route.abort()
+            return
+        path = self.site_dir / unquote(url.path).removeprefix(self.mount_path)
+        if path.is_file():
+            self.local_files.add(path)
+        await route.continue_()
+
+    async def summary(self, tab) -> dict:
+        """load 이벤트 뒤의 기록. 깨진 그림을 찾느라 모든 그림을 받은 뒤의 전송량을 셉니다."""
+        broken = await tab.evaluate(BROKEN_IMAGES_JS)
+        overflow = await tab.evaluate("document.documentElement.scrollWidth - window.innerWidth")
+        return {
+            "foreign_requests": list(self.foreign_requests),
+            "console_errors": list(self.console_errors),
+            "broken_images": broken,
+            "overflow_px": overflow,
+            "gzipped_bytes": sum(gzipped_size(path) for path in self.local_files),
+        }
 
 
 SETTLED_PAGES = [
