@@ -666,3 +666,41 @@ def test_the_ratio_cell_says_baseline_or_a_dash_when_there_is_no_ratio():
     assert conclusions.ratio_cell(fast, CPU_DEVICE, page) == "3.00배 (2.80–3.20)"
     fast.ratio = None
     assert conclusions.ratio_cell(fast, CPU_DEVICE, page) == "—"
+
+
+def test_a_two_stage_waterfall_ignores_the_ceiling_row_on_a_gpu():
+    params = {"num_workers": 1, "batch_size": 8, "n": 4096}
+    group = group_of(
+        "capstone", "waterfall",
+        entry("s0", "waterfall", "baseline", "baseline", 1.0, params=params),
+        entry("s5", "waterfall", "bf16", "other", 0.5, params=params, ratio=ratio(2.0, 1.9, 2.1),
+              versus_previous=ratio(2.0, 1.9, 2.1)),
+        entry("mm", "waterfall", "matmul-bfloat16", "ceiling", 0.1, params=params),
+    )  # fmt: skip
+    assert conclusions.conclusion(group, GPU_DEVICE) == (
+        "마지막 단계의 속도는 기준의 2.00배 (1.90–2.10)입니다. 앞 단계보다 빨라진 단계: "
+        "‘5. + bf16 autocast’."
+    )
+
+
+def test_a_cuda_only_stage_on_a_gpu_shows_its_ratio():
+    group, device = capstone_group(GPU_DEVICE)
+    page = registry.by_id("capstone")
+    assert conclusions.ratio_cell(group.row("tf32"), device, page) == "0.85배 (0.82–0.87, 느려짐)"
+
+
+def test_a_memory_below_one_mib_still_gets_its_percentage():
+    text = conclusions.conclusion(checkpoint_group(0.5, 0.25, (0.8, 0.78, 0.82)), CPU_DEVICE)
+    assert text.endswith("저장한 활성값은 0.5 → 0.25 MiB로 50% 줄었습니다.")
+
+
+def test_two_first_calls_are_enough_for_a_compile_time_sentence():
+    assert conclusions.conclusion(compile_group(0.25, 27.4), CPU_DEVICE) == (
+        "첫 호출에 든 시간: ‘새 프로세스, 컴파일 없음(eager)’ 0.25초, ‘새 프로세스, 빈 캐시 "
+        "폴더에서 컴파일’ 27.4초. 한 번씩 잰 값이라 구간이 없습니다. 캐시가 채워진 폴더에서도 새 "
+        "프로세스는 모듈을 읽고 캐시를 찾는 데 시간이 듭니다."
+    )
+
+
+def test_a_single_epoch_saves_the_whole_difference():
+    assert conclusions.saving_text(epochs_group(epochs=1)) == "에폭마다 약 600 ms"
