@@ -618,3 +618,28 @@ def test_printable_characters_in_a_passing_file_name_are_printed_as_they_are(tmp
     path = write(tmp_path / "결과\\a" / SAMPLE_NAME, doc)
     assert results_file.main([str(path)]) == 0
     assert capsys.readouterr().out == f"통과: {tmp_path}/결과\\a/{SAMPLE_NAME}\n"
+
+
+def test_a_file_that_grows_after_the_check_is_still_cut_at_the_limit(tmp_path, doc, monkeypatch):
+    small = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)
+    path = tmp_path / SAMPLE_NAME
+    path.write_bytes(b" " * (results_file.MAX_BYTES + 1))
+    pretend_regular(monkeypatch, small)  # lstat은 작은 파일을 봅니다
+    assert error_of(results_file.load, path) == (str(path), "(파일)", "5 MB보다 큽니다")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_old_schema_says_how_to_measure_again(tmp_path, doc, version):
+    doc["schema_version"] = version
+    path = write(tmp_path / SAMPLE_NAME, doc)
+    assert error_of(results_file.load, path) == (
+        str(path), "schema_version",
+        f"예전 형식({version})입니다. 이 빌드는 3을 읽습니다: "
+        "`pytest benchmarks --benchmark --publish`로 다시 재세요",
+    )  # fmt: skip
+
+
+def test_a_parse_error_while_loading_names_the_file(tmp_path):
+    path = tmp_path / SAMPLE_NAME
+    path.write_text("{\n oops\n}\n", encoding="utf-8")
+    assert error_of(results_file.load, path)[:2] == (str(path), "2번째 줄")
