@@ -704,3 +704,86 @@ def test_two_first_calls_are_enough_for_a_compile_time_sentence():
 
 def test_a_single_epoch_saves_the_whole_difference():
     assert conclusions.saving_text(epochs_group(epochs=1)) == "에폭마다 약 600 ms"
+
+
+def test_saturation_picks_the_fewest_workers_even_when_rows_are_not_in_order():
+    rows = []
+    for workers, rate, raw in [
+        (0, 100.0, None),
+        (3, 201.0, (2.01, 1.9, 2.1)),
+        (2, 200.0, (2.0, 1.86, 2.1)),
+        (1, 180.0, (1.8, 1.7, 1.85)),
+    ]:
+        rows.append(
+            entry(
+                f"workers-{workers}",
+                "throughput",
+                "workers",
+                "baseline" if workers == 0 else "other",
+                1.0,
+                params={"num_workers": workers, "batch_size": 8, "cores": 2},
+                metrics={"samples_per_s": rate},
+                ratio=ratio(*raw) if raw else None,
+            )
+        )
+    group = group_of("tip1", "throughput", *rows)  # fmt: skip
+    text = conclusions.conclusion(group, CPU_DEVICE)
+    assert text.startswith("처리량은 워커 2개에서 더 오르지 않습니다")
+
+
+def test_overhead_lists_every_faster_tool_as_noise():
+    text = conclusions.conclusion(
+        profiler_group((1.36, 1.3, 1.4), (1.2, 1.1, 1.3), (1.0, 0.97, 1.03)), CPU_DEVICE
+    )
+    assert text == (
+        '기준과 차이가 없는 것(±5% 안): ‘profiler="pytorch"’. 도구가 일을 덜 수는 없으므로, '
+        '기준보다 빠르게 나온 ‘profiler="simple"’, ‘profiler="advanced"’의 값은 흔들림입니다.'
+        f"{PROFILER_NOTE}"
+    )
+
+
+def test_a_memory_metric_on_only_one_side_is_not_a_tradeoff():
+    group = memory_group("peak_memory_mib", 300.0, 2.0)
+    del group.rows[1].entry["metrics"]["peak_memory_mib"]
+    assert conclusions.conclusion(group, CPU_DEVICE) == (
+        "‘NumPy 배열’의 속도는 ‘파이썬 float 리스트’의 3.00배(95% 구간 2.80–3.20)로, 구간 전체가 "
+        "기준의 ±5% 밖이라 빠릅니다."
+    )
+
+
+def leave_one_out_with_cuda_only_removals(device):
+    same, slower = (1.0, 0.98, 1.02), (0.8, 0.78, 0.82)
+    removed = capstone_groups(same, slower, same, slower)
+    for key, variant, label in [
+        ("t", "without-tf32", "− TF32 행렬 곱"),
+        ("c", "without-create-on-device", "− 텐서를 장치에서 바로 만들기"),
+    ]:
+        raw = ratio(0.9, 0.88, 0.92)
+        removed.rows.append(
+            analysis.Row(
+                entry(key, "leave-one-out", variant, "other", 1.0, ratio=raw),
+                label,
+                analysis.Ratio.of(raw),
+            )
+        )
+    return conclusions.conclusion(removed, device)  # fmt: skip
+
+
+LEAVE_ONE_OUT_START = (
+    "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것: "
+    "‘− 워커·고정 메모리’(빼면 0.80배 (0.78–0.82, 느려짐)), ‘− scaled_dot_product_attention’(빼면 "
+    "0.80배 (0.78–0.82, 느려짐))"
+)
+
+
+def test_leave_one_out_judges_cuda_only_removals_on_a_gpu_and_idles_them_on_a_cpu():
+    on_gpu = leave_one_out_with_cuda_only_removals(GPU_DEVICE)
+    assert on_gpu.startswith(
+        f"{LEAVE_ONE_OUT_START}, ‘− TF32 행렬 곱’(빼면 0.90배 (0.88–0.92, 느려짐)), ‘− 텐서를 "
+        "장치에서 바로 만들기’(빼면 0.90배 (0.88–0.92, 느려짐)). 폭포와 판정이 다른 것:"
+    )
+    on_cpu = leave_one_out_with_cuda_only_removals(CPU_DEVICE)
+    assert on_cpu.startswith(
+        f"{LEAVE_ONE_OUT_START}. ‘− TF32 행렬 곱’, ‘− 텐서를 장치에서 바로 만들기’: 메커니즘이 "
+        f"CUDA에만 있어 {NO_MECHANISM}입니다. 폭포와 판정이 다른 것:"
+    )
