@@ -787,3 +787,12 @@ def test_leave_one_out_judges_cuda_only_removals_on_a_gpu_and_idles_them_on_a_cp
         f"{LEAVE_ONE_OUT_START}. ‘− TF32 행렬 곱’, ‘− 텐서를 장치에서 바로 만들기’: 메커니즘이 "
         f"CUDA에만 있어 {NO_MECHANISM}입니다. 폭포와 판정이 다른 것:"
     )
+
+
+def test_a_waterfall_names_every_stage_that_helped():
+    same, faster, slower = (1.0, 0.98, 1.02), (1.3, 1.25, 1.35), (0.8, 0.78, 0.82)
+    waterfall = capstone_groups(faster, same, faster, slower).siblings["waterfall"]
+    assert conclusions.conclusion(waterfall, GPU_DEVICE) == (
+        "마지막 단계의 속도는 기준의 1.30배 (1.25–1.35)입니다. 앞 단계보다 빨라진 단계: ‘1. + 워커 "
+        "1개, 고정 메모리(CPU에서는 없음)’, ‘6. + scaled_dot_product_attention’."
+    )

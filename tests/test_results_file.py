@@ -643,3 +643,16 @@ def test_a_parse_error_while_loading_names_the_file(tmp_path):
     path = tmp_path / SAMPLE_NAME
     path.write_text("{\n oops\n}\n", encoding="utf-8")
     assert error_of(results_file.load, path)[:2] == (str(path), "2번째 줄")
+
+
+@pytest.mark.parametrize(
+    ("device", "title"),
+    [(GPU_DEVICE, "Test GPU 9000 (700 W)"),
+     (GPU_DEVICE | {"power_limit_w": None}, "Test GPU 9000"),
+     (GPU_DEVICE | {"count": 2}, "Test GPU 9000 (700 W) × 2"),
+     (CPU_DEVICE, "CPU 4코어 (Test CPU)")],
+)  # fmt: skip
+def test_the_device_title_shows_power_limit_and_count_only_when_they_tell_devices_apart(
+    device, title
+):
+    assert results_file.device_title(device) == title
