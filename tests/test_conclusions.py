@@ -357,3 +357,442 @@ def test_the_scan_can_fail():
         "torch.inference_mode()"
     )
     assert CONTRADICTIONS.search("AVX-512 BF16와 AMX")  # "비에프십육"에는 받침이 있습니다
+
+
+# --- 결론 종류마다 문장 전체: 글자 하나, 조사 하나가 바뀌어도 알아챕니다 -------------------------
+
+NO_PAIR = "이 묶음에는 기준과 권장 방식이 함께 있지 않아 배수를 계산하지 않았습니다."
+SDPA = "‘SDPA is_causal=True (flash 커널)’"
+BY_HAND = "‘손으로 쓴 어텐션’"
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [((1.43, 1.38, 1.49), f"{SDPA}의 속도는 {BY_HAND}의 1.43배(95% 구간 1.38–1.49)로, 구간 전체가 "
+                          "기준의 ±5% 밖이라 빠릅니다."),
+     ((0.83, 0.80, 0.86), f"{SDPA}의 속도는 {BY_HAND}의 0.83배(95% 구간 0.80–0.86)로, 구간 전체가 "
+                          "기준의 ±5% 밖이라 느립니다."),
+     ((1.01, 0.97, 1.03), f"{SDPA} 대 {BY_HAND}: 속도 차이가 ±3% 안입니다(차이 없음). 구간이 "
+                          "0.95–1.05에 걸쳐 있어 이 장치에서는 다르다고 말할 수 없습니다."),
+     ((1.5, 1.3, 1.7, 0.9375), f"{SDPA}의 속도는 {BY_HAND}의 1.50배(94% 구간 1.30–1.70)로, 구간 "
+                               "전체가 기준의 ±5% 밖이라 빠릅니다."),
+     ((1.5, 1.3, 1.7, 0.95), f"{SDPA}의 속도는 {BY_HAND}의 1.50배(95% 구간 1.30–1.70)로, 구간 "
+                             "전체가 기준의 ±5% 밖이라 빠릅니다.")],
+)  # fmt: skip
+def test_a_speedup_sentence_is_exact(raw, expected):
+    assert conclusions.conclusion(sdpa_group(raw), GPU_DEVICE) == expected
+
+
+def test_a_group_without_a_baseline_and_a_recommendation_says_why_there_is_no_ratio():
+    alone = group_of("sdpa", "fwd-bwd", entry("by-hand", "fwd-bwd", "by-hand", "baseline", 0.02,
+                                              params={"kernel": "flash"}))  # fmt: skip
+    assert conclusions.conclusion(alone, GPU_DEVICE) == NO_PAIR
+
+
+def test_a_ceiling_group_explains_the_ceiling_column():
+    group = group_of(
+        "tip4", "ceiling", entry("device-copy", "ceiling", "device-copy", "ceiling", 0.1)
+    )
+    assert conclusions.conclusion(group, CPU_DEVICE) == (
+        "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. "
+        "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
+    )
+
+
+SATURATED = (
+    "처리량은 워커 2개에서 더 오르지 않습니다(더 많은 워커와 구간이 겹칩니다). 쓸 수 있는 코어가 "
+    "{cores}개라서, 그 이상의 워커는 같은 코어를 나눠 쓸 뿐입니다.{ceiling} "
+    "원문의 규칙(4 × GPU 수)은 이 장치에서 워커 {rule}"
+)
+
+
+def test_a_saturation_sentence_is_exact_on_a_cpu_and_on_gpus():
+    group = worker_group([(100.0, None), (180.0, (1.8, 1.7, 1.85)), (200.0, (2.0, 1.86, 2.1)),
+                          (201.0, (2.01, 1.9, 2.1))])  # fmt: skip
+    on_cpu = conclusions.conclusion(group, CPU_DEVICE | {"usable_cores": 2})
+    assert on_cpu == SATURATED.format(
+        cores=2, ceiling="", rule="0개를 제안합니다: GPU가 없으니 규칙이 답을 주지 못합니다."
+    )
+    group.rows[2].ceiling_percent = 41.6
+    on_gpus = conclusions.conclusion(group, GPU_DEVICE | {"count": 2})
+    assert on_gpus == SATURATED.format(
+        cores=16, ceiling=" 이때 천장의 42%입니다.", rule="8개를 제안합니다."
+    )
+
+
+def test_saturation_at_the_baseline_names_zero_workers():
+    # 기준(비율 없음, 구간을 1.0으로 봄)이 가장 빠르면, 기준과 겹치는 가장 적은 워커 수는 0입니다.
+    group = worker_group([(200.0, None), (100.0, (0.5, 0.45, 0.55))])
+    text = conclusions.conclusion(group, CPU_DEVICE)
+    assert text.startswith("처리량은 워커 0개에서 더 오르지 않습니다")
+
+
+def test_saturation_with_one_rate_falls_back_to_the_speedup_sentence():
+    group = worker_group([(100.0, None)])
+    assert conclusions.conclusion(group, CPU_DEVICE) == NO_PAIR
+
+
+def bf16_group(*, bf16_ratio=(2.0, 1.9, 2.1)):
+    return group_of(
+        "tip6", "step",
+        entry("step-fp32", "step", "fp32", "baseline", 0.2),
+        entry("step-bf16", "step", "bf16", "recommended", 0.1,
+              ratio=ratio(*bf16_ratio) if bf16_ratio else None),
+        entry("step-fp16", "step", "fp16", "other", 0.4, ratio=ratio(0.5, 0.45, 0.55)),
+    )  # fmt: skip
+
+
+BF16_SPEED = (
+    "‘bf16 autocast’의 속도는 ‘fp32’의 2.00배(95% 구간 1.90–2.10)로, 구간 전체가 기준의 ±5% "
+    "밖이라 빠릅니다."
+)
+SLOW_FP16 = (
+    " fp16 autocast는 이 CPU에 fp16 행렬 곱 하드웨어(AVX512-FP16·AMX-FP16)가 없어 느린 경로로 "
+    "계산됩니다. GPU의 fp16과는 관계없는 숫자입니다."
+)
+
+
+@pytest.mark.parametrize(
+    ("flags", "expected"),
+    [(["avx512_bf16"], "이 CPU에는 AVX-512 BF16 명령이 있어 bf16 행렬 곱을 하드웨어로 계산합니다. "
+                       f"{BF16_SPEED}{SLOW_FP16}"),
+     (["avx512_bf16", "avx512_fp16"], "이 CPU에는 AVX-512 BF16 명령이 있어 bf16 행렬 곱을 "
+                                      f"하드웨어로 계산합니다. {BF16_SPEED}"),
+     (["amx_fp16"], "이 CPU에는 AVX-512 BF16도 AMX도 없어 bf16을 fp32로 바꿔 계산합니다. "
+                    f"{BF16_SPEED}")],
+)  # fmt: skip
+def test_a_bf16_sentence_on_a_cpu_is_exact_and_mentions_fp16_only_without_fp16_hardware(
+    flags, expected
+):
+    assert conclusions.conclusion(bf16_group(), CPU_DEVICE | {"cpu_flags": flags}) == expected
+
+
+def test_bf16_on_a_gpu_or_without_a_bf16_ratio_is_the_plain_speedup_sentence():
+    assert conclusions.conclusion(bf16_group(), GPU_DEVICE) == BF16_SPEED
+    assert conclusions.conclusion(bf16_group(bf16_ratio=None), CPU_DEVICE) == NO_PAIR
+
+
+PROFILER_NOTE = (
+    " 이 비용에는 실행마다 한 번 드는 준비와 보고서 쓰기가 들어 있어, 학습이 길수록 비율이 "
+    "작아집니다."
+)
+
+
+def test_an_overhead_sentence_is_exact_and_ends_with_the_registry_note():
+    slower = conclusions.conclusion(
+        profiler_group((1.0, 0.97, 1.03), (0.5, 0.45, 0.55), (0.13, 0.12, 0.14)), CPU_DEVICE
+    )
+    assert slower == (
+        '켜 두기만 해도 같은 일이 느려진 것: ‘profiler="advanced"’ 0.50배 (0.45–0.55, 느려짐), '
+        '‘profiler="pytorch"’ 0.13배 (0.12–0.14, 느려짐). 가장 비싼 것은 ‘profiler="pytorch"’'
+        "입니다. 문제를 찾을 때만 켜고, 학습할 때는 끄세요. 기준과 차이가 없는 것(±5% 안): "
+        f'‘profiler="simple"’.{PROFILER_NOTE}'
+    )
+    faster = conclusions.conclusion(
+        profiler_group((1.36, 1.3, 1.4), (1.0, 0.97, 1.03), (1.0, 0.97, 1.03)), CPU_DEVICE
+    )
+    assert faster == (
+        '기준과 차이가 없는 것(±5% 안): ‘profiler="advanced"’, ‘profiler="pytorch"’. 도구가 일을 '
+        '덜 수는 없으므로, 기준보다 빠르게 나온 ‘profiler="simple"’의 값은 흔들림입니다.'
+        f"{PROFILER_NOTE}"
+    )
+
+
+def test_an_overhead_group_with_only_its_baseline_falls_back_to_the_speedup_sentence():
+    assert conclusions.conclusion(profiler_group(), CPU_DEVICE) == f"{NO_PAIR}{PROFILER_NOTE}"
+
+
+def test_a_tradeoff_sentence_is_exact():
+    text = conclusions.conclusion(checkpoint_group(400.0, 100.0, (0.8, 0.78, 0.82)), CPU_DEVICE)
+    assert text == (
+        "‘블록마다 체크포인팅’의 속도는 기준 대비 0.80배 (0.78–0.82, 느려짐)이고, 저장한 활성값은 "
+        "400 → 100 MiB로 75% 줄었습니다."
+    )
+
+
+def memory_group(metric, before, after):
+    params = {"values": 100, "num_workers": 2}
+    return group_of(
+        "dataloader-workers", "memory",
+        entry("l", "memory", "python-floats", "baseline", 0.9, params=params,
+              metrics={metric: before}),
+        entry("n", "memory", "numpy-array", "recommended", 0.3, params=params,
+              metrics={metric: after}, ratio=ratio(3.0, 2.8, 3.2)),
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("metric", "memory"),
+    [("peak_memory_mib", "최대 메모리 증가는 300 → 2 MiB로 99% 줄었습니다"),
+     ("worker_memory_growth_mib", "워커 메모리 증가는 300 → 2 MiB로 99% 줄었습니다")],
+)  # fmt: skip
+def test_a_tradeoff_reads_whichever_memory_metric_both_rows_have(metric, memory):
+    text = conclusions.conclusion(memory_group(metric, 300.0, 2.0), CPU_DEVICE)
+    assert text == f"‘NumPy 배열’의 속도는 기준 대비 3.00배 (2.80–3.20)이고, {memory}."
+
+
+def test_a_tradeoff_without_a_memory_metric_or_a_ratio_is_the_speedup_sentence():
+    speed = (
+        "‘NumPy 배열’의 속도는 ‘파이썬 float 리스트’의 3.00배(95% 구간 2.80–3.20)로, 구간 전체가 "
+        "기준의 ±5% 밖이라 빠릅니다."
+    )
+    assert conclusions.conclusion(memory_group("gb_per_s", 300.0, 2.0), CPU_DEVICE) == speed
+    no_ratio = memory_group("peak_memory_mib", 300.0, 2.0)
+    no_ratio.rows[1].ratio = None
+    assert conclusions.conclusion(no_ratio, CPU_DEVICE) == NO_PAIR
+
+
+def compile_group(*seconds):
+    variants = ["first-call-eager", "cold-cache", "warm-cache"]
+    rows = [
+        entry(variant, "first-call", variant, "baseline" if variant == variants[0] else "other",
+              2.0, metrics={"compile_s": value})
+        for variant, value in zip(variants, seconds, strict=False)
+    ]  # fmt: skip
+    return group_of("compile", "first-call", *rows)
+
+
+def test_a_compile_time_sentence_lists_each_first_call_exactly():
+    assert conclusions.conclusion(compile_group(0.25, 27.4, 1234.5), CPU_DEVICE) == (
+        "첫 호출에 든 시간: ‘새 프로세스, 컴파일 없음(eager)’ 0.25초, ‘새 프로세스, 빈 캐시 "
+        "폴더에서 컴파일’ 27.4초, ‘새 프로세스, 앞 실행이 채운 캐시 폴더에서 컴파일’ 1,234초. "
+        "한 번씩 잰 값이라 구간이 없습니다. 캐시가 채워진 폴더에서도 새 프로세스는 모듈을 읽고 "
+        "캐시를 찾는 데 시간이 듭니다."
+    )
+    assert conclusions.conclusion(compile_group(0.25), CPU_DEVICE) == NO_PAIR
+
+
+WATERFALL_START = (
+    "마지막 단계의 속도는 기준의 1.10배 (1.07–1.14)입니다. 앞 단계보다 빨라진 단계: ‘5. + bf16 "
+    "autocast’. 앞 단계보다 느려진 단계: "
+)
+
+
+def test_a_waterfall_sentence_is_exact_on_a_cpu_and_on_a_gpu():
+    group, device = capstone_group(CPU_DEVICE)
+    assert conclusions.conclusion(group, device) == (
+        f"{WATERFALL_START}‘6. + scaled_dot_product_attention’. ‘3. + 텐서를 장치에서 바로 "
+        f"만들기’, ‘4. + TF32 행렬 곱’: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
+    )
+    group, device = capstone_group(GPU_DEVICE)
+    group.rows[-1].ceiling_percent = 37.5
+    assert conclusions.conclusion(group, device) == (
+        f"{WATERFALL_START}‘4. + TF32 행렬 곱’, ‘6. + scaled_dot_product_attention’. 마지막 단계는 "
+        "행렬 곱 천장 대비 38%입니다."
+    )
+
+
+def test_a_waterfall_of_one_stage_falls_back_to_the_speedup_sentence():
+    group = group_of("capstone", "waterfall",
+                     entry("s0", "waterfall", "baseline", "baseline", 1.0,
+                           params={"num_workers": 1, "batch_size": 8}))  # fmt: skip
+    assert conclusions.conclusion(group, CPU_DEVICE) == NO_PAIR
+
+
+def test_a_leave_one_out_sentence_is_exact_with_harmful_free_and_idle_techniques():
+    same, faster, slower = (1.0, 0.98, 1.02), (1.3, 1.25, 1.35), (0.8, 0.78, 0.82)
+    removed = capstone_groups(same, faster, faster, slower)
+    # 빼면 더 빨라지는 것이 둘이면 가장 많이 빨라지는 것부터 씁니다.
+    removed.rows.append(analysis.Row(
+        entry("b", "leave-one-out", "without-bf16", "other", 1.0, ratio=ratio(1.1, 1.06, 1.14)),
+        "− bf16", analysis.Ratio.of(ratio(1.1, 1.06, 1.14))))  # fmt: skip
+    removed.rows.append(analysis.Row(
+        entry("t", "leave-one-out", "without-tf32", "other", 1.0, ratio=ratio(*slower)),
+        "− TF32", analysis.Ratio.of(ratio(*slower))))  # fmt: skip
+    removed.rows.append(analysis.Row(
+        entry("p", "leave-one-out", "without-pad", "other", 1.0, ratio=ratio(*same)),
+        "− 어휘 맞추기", analysis.Ratio.of(ratio(*same))))  # fmt: skip
+    text = conclusions.conclusion(removed, CPU_DEVICE)
+    assert text.startswith(
+        "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것: "
+        "‘− scaled_dot_product_attention’(빼면 0.80배 (0.78–0.82, 느려짐)). 빼면 오히려 빨라지는 "
+        "것(이 장치에서는 손해): ‘− 워커·고정 메모리’(빼면 1.30배 (1.25–1.35)), ‘− bf16’(빼면 "
+        "1.10배 (1.06–1.14)). 빼도 차이가 없는 것: ‘− 어휘 맞추기’. ‘− TF32’: 메커니즘이 "
+        f"CUDA에만 있어 {NO_MECHANISM}입니다."
+    )
+
+
+def test_leave_one_out_with_nothing_slower_says_so():
+    same = (1.0, 0.98, 1.02)
+    text = conclusions.conclusion(capstone_groups(same, same, same, same), CPU_DEVICE)
+    assert text == (
+        "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것이 "
+        "없습니다. 빼도 차이가 없는 것: ‘− 워커·고정 메모리’, ‘− scaled_dot_product_attention’."
+    )
+
+
+def test_leave_one_out_without_removals_falls_back_to_the_speedup_sentence():
+    removed = capstone_groups(
+        (1.0, 0.98, 1.02), (1.0, 0.98, 1.02), (1.0, 0.98, 1.02), (1.0, 0.98, 1.02)
+    )
+    removed.rows = removed.rows[:1]
+    assert conclusions.conclusion(removed, CPU_DEVICE) == NO_PAIR
+
+
+def epochs_group(epochs=3, raw=(3.0, 2.8, 3.2)):
+    params = {"epochs": epochs, "length": 64, "num_workers": 2}
+    return group_of(
+        "dataloader-workers", "epochs",
+        entry("r", "epochs", "restart-workers", "baseline", 0.9, params=params),
+        entry("p", "epochs", "persistent-workers", "recommended", 0.3, params=params,
+              ratio=ratio(*raw)),
+    )  # fmt: skip
+
+
+def test_the_saving_per_epoch_is_exact_and_comes_before_the_note():
+    assert conclusions.saving_text(epochs_group()) == "에폭마다 약 200 ms"
+    assert conclusions.conclusion(epochs_group(), CPU_DEVICE) == (
+        "‘persistent_workers=True’의 속도는 ‘persistent_workers=False(기본값)’의 3.00배(95% 구간 "
+        "2.80–3.20)로, 구간 전체가 기준의 ±5% 밖이라 빠릅니다. 에폭마다 약 200 ms를 아낍니다. "
+        "배수의 크기는 에폭의 길이에 달렸습니다: 아끼는 것은 에폭마다 워커를 띄우는 시간입니다."
+    )
+
+
+@pytest.mark.parametrize(
+    "group",
+    [epochs_group(epochs=0), epochs_group(epochs="3"), epochs_group(raw=(1.0, 0.97, 1.03)),
+     sdpa_group((1.43, 1.38, 1.49))],
+)  # fmt: skip
+def test_no_saving_is_claimed_without_a_positive_count_a_faster_row_or_a_saving_param(group):
+    assert conclusions.saving_text(group) == ""
+    assert conclusions.saving_sentence(group) == ""
+
+
+def test_the_ratio_cell_says_baseline_or_a_dash_when_there_is_no_ratio():
+    group = epochs_group()
+    page = registry.by_id("dataloader-workers")
+    base, fast = group.rows
+    assert conclusions.ratio_cell(base, CPU_DEVICE, page) == "기준"
+    assert conclusions.ratio_cell(fast, CPU_DEVICE, page) == "3.00배 (2.80–3.20)"
+    fast.ratio = None
+    assert conclusions.ratio_cell(fast, CPU_DEVICE, page) == "—"
+
+
+def test_a_two_stage_waterfall_ignores_the_ceiling_row_on_a_gpu():
+    params = {"num_workers": 1, "batch_size": 8, "n": 4096}
+    group = group_of(
+        "capstone", "waterfall",
+        entry("s0", "waterfall", "baseline", "baseline", 1.0, params=params),
+        entry("s5", "waterfall", "bf16", "other", 0.5, params=params, ratio=ratio(2.0, 1.9, 2.1),
+              versus_previous=ratio(2.0, 1.9, 2.1)),
+        entry("mm", "waterfall", "matmul-bfloat16", "ceiling", 0.1, params=params),
+    )  # fmt: skip
+    assert conclusions.conclusion(group, GPU_DEVICE) == (
+        "마지막 단계의 속도는 기준의 2.00배 (1.90–2.10)입니다. 앞 단계보다 빨라진 단계: "
+        "‘5. + bf16 autocast’."
+    )
+
+
+def test_a_cuda_only_stage_on_a_gpu_shows_its_ratio():
+    group, device = capstone_group(GPU_DEVICE)
+    page = registry.by_id("capstone")
+    assert conclusions.ratio_cell(group.row("tf32"), device, page) == "0.85배 (0.82–0.87, 느려짐)"
+
+
+def test_a_memory_below_one_mib_still_gets_its_percentage():
+    text = conclusions.conclusion(checkpoint_group(0.5, 0.25, (0.8, 0.78, 0.82)), CPU_DEVICE)
+    assert text.endswith("저장한 활성값은 0.5 → 0.25 MiB로 50% 줄었습니다.")
+
+
+def test_two_first_calls_are_enough_for_a_compile_time_sentence():
+    assert conclusions.conclusion(compile_group(0.25, 27.4), CPU_DEVICE) == (
+        "첫 호출에 든 시간: ‘새 프로세스, 컴파일 없음(eager)’ 0.25초, ‘새 프로세스, 빈 캐시 "
+        "폴더에서 컴파일’ 27.4초. 한 번씩 잰 값이라 구간이 없습니다. 캐시가 채워진 폴더에서도 새 "
+        "프로세스는 모듈을 읽고 캐시를 찾는 데 시간이 듭니다."
+    )
+
+
+def test_a_single_epoch_saves_the_whole_difference():
+    assert conclusions.saving_text(epochs_group(epochs=1)) == "에폭마다 약 600 ms"
+
+
+def test_saturation_picks_the_fewest_workers_even_when_rows_are_not_in_order():
+    rows = []
+    for workers, rate, raw in [
+        (0, 100.0, None),
+        (3, 201.0, (2.01, 1.9, 2.1)),
+        (2, 200.0, (2.0, 1.86, 2.1)),
+        (1, 180.0, (1.8, 1.7, 1.85)),
+    ]:
+        rows.append(
+            entry(
+                f"workers-{workers}",
+                "throughput",
+                "workers",
+                "baseline" if workers == 0 else "other",
+                1.0,
+                params={"num_workers": workers, "batch_size": 8, "cores": 2},
+                metrics={"samples_per_s": rate},
+                ratio=ratio(*raw) if raw else None,
+            )
+        )
+    group = group_of("tip1", "throughput", *rows)  # fmt: skip
+    text = conclusions.conclusion(group, CPU_DEVICE)
+    assert text.startswith("처리량은 워커 2개에서 더 오르지 않습니다")
+
+
+def test_overhead_lists_every_faster_tool_as_noise():
+    text = conclusions.conclusion(
+        profiler_group((1.36, 1.3, 1.4), (1.2, 1.1, 1.3), (1.0, 0.97, 1.03)), CPU_DEVICE
+    )
+    assert text == (
+        '기준과 차이가 없는 것(±5% 안): ‘profiler="pytorch"’. 도구가 일을 덜 수는 없으므로, '
+        '기준보다 빠르게 나온 ‘profiler="simple"’, ‘profiler="advanced"’의 값은 흔들림입니다.'
+        f"{PROFILER_NOTE}"
+    )
+
+
+def test_a_memory_metric_on_only_one_side_is_not_a_tradeoff():
+    group = memory_group("peak_memory_mib", 300.0, 2.0)
+    del group.rows[1].entry["metrics"]["peak_memory_mib"]
+    assert conclusions.conclusion(group, CPU_DEVICE) == (
+        "‘NumPy 배열’의 속도는 ‘파이썬 float 리스트’의 3.00배(95% 구간 2.80–3.20)로, 구간 전체가 "
+        "기준의 ±5% 밖이라 빠릅니다."
+    )
+
+
+def leave_one_out_with_cuda_only_removals(device):
+    same, slower = (1.0, 0.98, 1.02), (0.8, 0.78, 0.82)
+    removed = capstone_groups(same, slower, same, slower)
+    for key, variant, label in [
+        ("t", "without-tf32", "− TF32 행렬 곱"),
+        ("c", "without-create-on-device", "− 텐서를 장치에서 바로 만들기"),
+    ]:
+        raw = ratio(0.9, 0.88, 0.92)
+        removed.rows.append(
+            analysis.Row(
+                entry(key, "leave-one-out", variant, "other", 1.0, ratio=raw),
+                label,
+                analysis.Ratio.of(raw),
+            )
+        )
+    return conclusions.conclusion(removed, device)  # fmt: skip
+
+
+LEAVE_ONE_OUT_START = (
+    "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것: "
+    "‘− 워커·고정 메모리’(빼면 0.80배 (0.78–0.82, 느려짐)), ‘− scaled_dot_product_attention’(빼면 "
+    "0.80배 (0.78–0.82, 느려짐))"
+)
+
+
+def test_leave_one_out_judges_cuda_only_removals_on_a_gpu_and_idles_them_on_a_cpu():
+    on_gpu = leave_one_out_with_cuda_only_removals(GPU_DEVICE)
+    assert on_gpu.startswith(
+        f"{LEAVE_ONE_OUT_START}, ‘− TF32 행렬 곱’(빼면 0.90배 (0.88–0.92, 느려짐)), ‘− 텐서를 "
+        "장치에서 바로 만들기’(빼면 0.90배 (0.88–0.92, 느려짐)). 폭포와 판정이 다른 것:"
+    )
+    on_cpu = leave_one_out_with_cuda_only_removals(CPU_DEVICE)
+    assert on_cpu.startswith(
+        f"{LEAVE_ONE_OUT_START}. ‘− TF32 행렬 곱’, ‘− 텐서를 장치에서 바로 만들기’: 메커니즘이 "
+        f"CUDA에만 있어 {NO_MECHANISM}입니다. 폭포와 판정이 다른 것:"
+    )
+
+
+def test_a_waterfall_names_every_stage_that_helped():
+    same, faster, slower = (1.0, 0.98, 1.02), (1.3, 1.25, 1.35), (0.8, 0.78, 0.82)
+    waterfall = capstone_groups(faster, same, faster, slower).siblings["waterfall"]
+    assert conclusions.conclusion(waterfall, GPU_DEVICE) == (
+        "마지막 단계의 속도는 기준의 1.30배 (1.25–1.35)입니다. 앞 단계보다 빨라진 단계: ‘1. + 워커 "
+        "1개, 고정 메모리(CPU에서는 없음)’, ‘6. + scaled_dot_product_attention’."
+    )

@@ -456,3 +456,203 @@ def test_escape_codes_in_file_names_are_printed_escaped(tmp_path, capsys):
     err = capsys.readouterr().err
     assert "\x1b" not in err and "\x07" not in err
     assert "evil\\x1b[2J\\x1b]0;owned\\x07.json" in err
+
+
+# --- 오류의 세 부분(파일, 항목, 문제)과 경계, 쓰기의 세부를 글자 그대로 ---------------------------
+
+
+def error_of(call, *args):
+    with pytest.raises(ResultsError) as caught:
+        call(*args)
+    error = caught.value
+    return error.path, error.field, error.problem
+
+
+def test_a_file_of_exactly_the_size_limit_is_read(tmp_path):
+    path = tmp_path / SAMPLE_NAME
+    path.write_bytes(b" " * results_file.MAX_BYTES)
+    assert len(results_file._open_regular(path)) == results_file.MAX_BYTES
+
+
+def pretend_regular(monkeypatch, regular):
+    """lstat을 본 다음에 파일이 바뀌는 경우: lstat은 보통 파일을 보고, 열 때는 다른 것입니다."""
+    real_lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path: real_lstat(regular))
+
+
+def test_a_link_swapped_in_after_the_check_is_not_followed(tmp_path, doc, monkeypatch):
+    outside = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)  # 따라가면 통과할 파일입니다
+    path = tmp_path / SAMPLE_NAME
+    os.symlink(outside, path)
+    pretend_regular(monkeypatch, outside)
+    with deadline(10):
+        problem = error_of(results_file.load, path)
+    assert problem == (str(path), "(파일)", "읽을 수 없습니다 (Too many levels of symbolic links)")
+
+
+def test_a_fifo_swapped_in_after_the_check_is_refused_without_waiting(tmp_path, doc, monkeypatch):
+    regular = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)
+    path = tmp_path / SAMPLE_NAME
+    os.mkfifo(path)
+    pretend_regular(monkeypatch, regular)
+    with deadline(5):  # O_NONBLOCK이 없으면 쓰는 쪽이 없는 FIFO를 열다가 멈춥니다
+        problem = error_of(results_file.load, path)
+    assert problem == (str(path), "(파일)", "보통 파일이 아닙니다")
+
+
+def test_nesting_up_to_the_limit_is_read_and_one_level_more_is_refused():
+    limit = results_file.MAX_DEPTH
+    nested: list = []
+    for _ in range(limit - 1):
+        nested = [nested]
+    assert results_file.parse(b"[" * limit + b"]" * limit, "x.json") == nested
+    deeper = b"[" * (limit + 1) + b"]" * (limit + 1)
+    expected = ("x.json", "(문서 전체)", f"중첩이 {limit}단계보다 깊습니다")
+    assert error_of(results_file.parse, deeper, "x.json") == expected
+
+
+def test_deep_nesting_is_found_through_objects_and_behind_other_values():
+    limit = results_file.MAX_DEPTH
+    objects = b'{"a": ' * (limit + 1) + b"1" + b"}" * (limit + 1)
+    # 깊은 목록 뒤에 숫자가 있어도(숫자를 먼저 봐도) 끝까지 찾습니다.
+    behind = b"[" + b"[" * limit + b"]" * limit + b", 1]"
+    for data in (objects, behind):
+        assert error_of(results_file.parse, data, "x.json")[1:] == (
+            "(문서 전체)",
+            f"중첩이 {limit}단계보다 깊습니다",
+        )
+
+
+def test_parse_errors_name_the_file_the_place_and_the_problem(tmp_path):
+    assert error_of(results_file.parse, b'{"a": "\xff"}', "x.json") == (
+        "x.json", "7번째 바이트", "UTF-8로 읽을 수 없습니다(결과 파일은 UTF-8입니다)"
+    )  # fmt: skip
+    assert error_of(results_file.parse, b'{\n "a": 1,\n oops\n}', "x.json") == (
+        "x.json", "3번째 줄", "JSON으로 읽을 수 없습니다 (Expecting property name enclosed in "
+        "double quotes)"
+    )  # fmt: skip
+    assert error_of(results_file.parse, b'{"a": 1, "a": 2}', "x.json") == (
+        "x.json", "(문서 전체)", "JSON으로 읽을 수 없습니다 (같은 이름의 항목 'a'이 두 번 나옵니다)"
+    )  # fmt: skip
+    assert error_of(results_file.parse, b"[" * 100_000 + b"]" * 100_000, "x.json") == (
+        "x.json", "(문서 전체)", f"중첩이 {results_file.MAX_DEPTH}단계보다 깊습니다"
+    )  # fmt: skip
+
+
+def test_a_dry_run_is_refused_as_a_dry_run_field_error(tmp_path, doc):
+    doc["dry_run"] = True
+    path = write(tmp_path / f"dry-run-{SAMPLE_NAME}", doc)
+    assert error_of(results_file.load_published, path) == (
+        str(path), "dry_run",
+        "드라이 런 결과는 results/에 둘 수 없습니다(숫자가 아니라 흐름 확인용입니다)",
+    )  # fmt: skip
+
+
+def test_a_misnamed_file_error_names_the_file(tmp_path):
+    path = write(tmp_path / SAMPLE_NAME, cpu_document(ROOT))
+    assert error_of(results_file.load, path) == (
+        str(path), "(파일 이름)", "device에 맞는 이름은 cpu-test-4cores.json입니다"
+    )  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [("G" * 100, "g" * 80 + "-700w-1gpu"), ("☃ ☃", "unknown-700w-1gpu")],
+)
+def test_a_gpu_name_slug_is_cut_at_80_characters_and_never_empty(name, expected):
+    assert results_file.results_name(GPU_DEVICE | {"name": name}) == expected
+
+
+def test_serialized_results_keep_korean_key_order_and_one_space_indent():
+    doc = {"b": "차이 없음", "a": [1, 2.5]}
+    assert results_file.serialize(doc) == '{\n "b": "차이 없음",\n "a": [\n  1,\n  2.5\n ]\n}\n'
+    with pytest.raises(ValueError, match="Out of range float values are not JSON compliant"):
+        results_file.serialize({"median_s": float("nan")})
+
+
+def test_an_invalid_document_error_names_the_target_file(tmp_path, doc):
+    path = tmp_path / SAMPLE_NAME
+    del doc["device"]
+    with pytest.raises(ResultsError) as caught:
+        results_file.write_atomically(path, doc)
+    assert caught.value.path == str(path)
+
+
+def test_a_write_makes_missing_folders_and_a_hidden_temp_file_beside_the_target(
+    tmp_path, doc, monkeypatch
+):
+    path = tmp_path / "a" / "b" / "results" / SAMPLE_NAME
+    replaced = []
+    real_replace = os.replace
+
+    def record(source, target):
+        replaced.append((source, target))
+        real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", record)
+    results_file.write_atomically(path, doc)
+    [(source, target)] = replaced
+    assert target == path and os.path.dirname(source) == str(path.parent)
+    name = os.path.basename(source)
+    assert name.startswith(f".{SAMPLE_NAME}.") and name.endswith(".tmp")
+    assert path.read_text(encoding="utf-8") == results_file.serialize(doc)
+    assert sorted(p.name for p in path.parent.iterdir()) == [SAMPLE_NAME]
+
+
+@pytest.mark.parametrize("argv", [["-h"], ["--help"], ["-h", "--help"]])
+def test_asking_for_help_prints_the_usage_and_exits_zero(argv, capsys):
+    assert results_file.main(argv) == 0
+    assert capsys.readouterr().err == (
+        "사용법: python -m benchmarks.results_file 결과파일.json …  (빌드와 같은 검사를 합니다)\n"
+    )
+
+
+def test_help_with_a_file_or_a_single_dash_is_a_usage_error(capsys):
+    assert results_file.main(["-h", SAMPLE_NAME]) == 2
+    assert results_file.main(["-"]) == 2
+    assert capsys.readouterr().err.count("사용법") == 2
+
+
+def test_printable_characters_in_a_passing_file_name_are_printed_as_they_are(tmp_path, doc, capsys):
+    # 제어 문자만 바꿉니다: 역슬래시와 한글은 그대로입니다(repr처럼 두 번 쓰지 않습니다).
+    path = write(tmp_path / "결과\\a" / SAMPLE_NAME, doc)
+    assert results_file.main([str(path)]) == 0
+    assert capsys.readouterr().out == f"통과: {tmp_path}/결과\\a/{SAMPLE_NAME}\n"
+
+
+def test_a_file_that_grows_after_the_check_is_still_cut_at_the_limit(tmp_path, doc, monkeypatch):
+    small = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)
+    path = tmp_path / SAMPLE_NAME
+    path.write_bytes(b" " * (results_file.MAX_BYTES + 1))
+    pretend_regular(monkeypatch, small)  # lstat은 작은 파일을 봅니다
+    assert error_of(results_file.load, path) == (str(path), "(파일)", "5 MB보다 큽니다")
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_an_old_schema_says_how_to_measure_again(tmp_path, doc, version):
+    doc["schema_version"] = version
+    path = write(tmp_path / SAMPLE_NAME, doc)
+    assert error_of(results_file.load, path) == (
+        str(path), "schema_version",
+        f"예전 형식({version})입니다. 이 빌드는 3을 읽습니다: "
+        "`pytest benchmarks --benchmark --publish`로 다시 재세요",
+    )  # fmt: skip
+
+
+def test_a_parse_error_while_loading_names_the_file(tmp_path):
+    path = tmp_path / SAMPLE_NAME
+    path.write_text("{\n oops\n}\n", encoding="utf-8")
+    assert error_of(results_file.load, path)[:2] == (str(path), "2번째 줄")
+
+
+@pytest.mark.parametrize(
+    ("device", "title"),
+    [(GPU_DEVICE, "Test GPU 9000 (700 W)"),
+     (GPU_DEVICE | {"power_limit_w": None}, "Test GPU 9000"),
+     (GPU_DEVICE | {"count": 2}, "Test GPU 9000 (700 W) × 2"),
+     (CPU_DEVICE, "CPU 4코어 (Test CPU)")],
+)  # fmt: skip
+def test_the_device_title_shows_power_limit_and_count_only_when_they_tell_devices_apart(
+    device, title
+):
+    assert results_file.device_title(device) == title
