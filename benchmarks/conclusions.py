@@ -163,9 +163,9 @@ def waterfall(group: Group, env: dict) -> str:
         text += f" 앞 단계보다 빨라진 단계: {', '.join(helped)}."
     if hurt:
         text += f" 앞 단계보다 느려진 단계: {', '.join(hurt)}."
-    if cuda_only:
-        names = ", ".join(quoted(row.label) for row in stages if row.entry["variant"] in cuda_only)
-        text += f" {names}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
+    idle = [quoted(row.label) for row in stages if row.entry["variant"] in cuda_only]
+    if idle:  # 페이지에 CUDA 전용 변형이 있어도 이 폭포에 없으면 아무것도 쓰지 않습니다
+        text += f" {', '.join(idle)}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
     if final.ceiling_percent is not None:
         name = group.spec.ceiling_label
         text += f" 마지막 단계는 {name} {final.ceiling_percent:.0f}%입니다."

@@ -22,9 +22,10 @@ def format_number(value: float) -> str:
 
 def format_ratio(value: float) -> str:
     """배수 하나: 1.43배, 21.6배, 0.012배, 12,345배(유효숫자를 잃지 않게 크기마다 씁니다)."""
-    if value >= 1000:
+    # 자리수는 반올림한 값으로 고릅니다: 999.96은 "1000.0배"가 아니라 "1,000배"입니다.
+    if round(value, 1) >= 1000:
         return f"{value:,.0f}배"
-    if value >= 10:
+    if round(value, 2) >= 10:
         return f"{value:.1f}배"
     return f"{value:.2f}배" if value >= 0.1 else f"{value:.2g}배"
 
@@ -36,7 +37,7 @@ def interval_bounds(low: float, high: float) -> str:
     if low < 0.1:
         return f"{low:.2g}–{high:.2g}"
     digits = 1 if low >= 10 else 2
-    return f"{low:.{digits}f}–{high:.{digits}f}"
+    return f"{low:,.{digits}f}–{high:,.{digits}f}"  # 윗끝만 1,000을 넘어도 쉼표를 씁니다
 
 
 def josa(word: str, pair: str) -> str:

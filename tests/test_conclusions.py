@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 
 import pytest
@@ -115,6 +116,16 @@ def capstone_group(device):
     doc = cpu_document(ROOT)
     [waterfall] = analysis.groups_for(doc["pages"]["capstone"], registry.by_id("capstone"))
     return waterfall, device
+
+
+def test_a_waterfall_without_cuda_only_stages_names_none_on_a_cpu():
+    # 페이지에는 CUDA 전용 변형이 있지만 이 폭포의 단계에는 없으면, 빈 이름 목록을 쓰지 않습니다.
+    group, device = capstone_group(CPU_DEVICE)
+    cuda_only = set(registry.by_id("capstone").cuda_only)
+    rows = [row for row in group.rows if row.entry["variant"] not in cuda_only]
+    text = conclusions.conclusion(dataclasses.replace(group, rows=rows), device)
+    assert "CUDA에만" not in text and " : " not in text
+    assert text.startswith("마지막 단계의 속도는 기준의 ")
 
 
 def test_a_cuda_only_stage_on_a_cpu_reads_no_mechanism_and_is_never_slower():
