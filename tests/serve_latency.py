@@ -1,6 +1,7 @@
 """`mkdocs serve`가 스니펫 수정을 페이지에 보여 주기까지의 시간을 잽니다(이슈 18 목표: 2초 이내).
 
     .venv/bin/python -m tests.serve_latency            # 5번 재고 중앙값을 출력합니다
+    .venv/bin/python -m tests.serve_latency --dirty    # 바뀐 페이지만 다시 빌드(hooks/dirty.py)
 
 `mkdocs serve`를 띄워 첫 빌드가 끝나기를 기다린 다음, 팁 4 스니펫의 이름 붙은 구역에 주석 한 줄을
 더하고 페이지 주소를 0.05초마다 읽어 그 줄이 보일 때까지의 시간을 잽니다. 파일을 쓴 시각부터
@@ -54,7 +55,7 @@ def main() -> None:
     port = free_port()
     url = f"http://127.0.0.1:{port}/{PAGE}"
     original = SNIPPET.read_text(encoding="utf-8")
-    command = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}"]
+    command = [sys.executable, "-m", "mkdocs", "serve", "-a", f"127.0.0.1:{port}", *sys.argv[1:]]
     quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
     server = subprocess.Popen(command, cwd=ROOT, **quiet)
     try:
@@ -66,7 +67,8 @@ def main() -> None:
             seconds.append(wait_for(url, token, limit_s=60))
             time.sleep(1)  # 다음 수정이 이번 빌드와 겹치지 않게 합니다.
         print("스니펫 수정 → 페이지:", ", ".join(f"{s:.2f}" for s in seconds), "초")
-        print(f"중앙값 {statistics.median(seconds):.2f}초 ({ROUNDS}번)")
+        mode = " ".join(["mkdocs serve", *sys.argv[1:]])
+        print(f"{mode}: 중앙값 {statistics.median(seconds):.2f}초 ({ROUNDS}번)")
     finally:
         SNIPPET.write_text(original, encoding="utf-8")
         server.terminate()

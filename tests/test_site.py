@@ -10,12 +10,14 @@ import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from types import SimpleNamespace
 
 import jinja2
 import pytest
+from mkdocs.structure.files import File, Files
 
 from guide import registry
-from hooks import cache, chart_svg
+from hooks import cache, chart_svg, dirty
 from hooks import pages as pages_hook
 from hooks.snippet_check import INCLUDE, find_problem
 from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
@@ -71,6 +73,41 @@ def test_serve_rebuild_compiles_no_template_twice():
     assert render_in_new_environment() == ("가", 0)
     templates["page.html"] = "<{{ title }}>"
     assert render_in_new_environment() == ("<가>", 1)
+
+
+def test_dirty_serve_rebuilds_the_pages_whose_snippet_or_shared_input_changed(tmp_path):
+    """`mkdocs serve --dirty`는 Markdown이 바뀐 페이지만 다시 만듭니다. hooks/dirty.py는 끼워 넣은
+    스니펫이나 모든 페이지가 읽는 입력(결과 파일 등)이 빌드된 HTML보다 새로운 페이지도 바뀐 것으로
+    칩니다."""
+    (tmp_path / "mkdocs.yml").write_text("")
+    for name, text in {"a.md": '--8<-- "snippets/x.py:fast"\n', "b.md": "글\n"}.items():
+        (tmp_path / "docs").mkdir(exist_ok=True)
+        (tmp_path / "docs" / name).write_text(text, encoding="utf-8")
+        (tmp_path / "site").mkdir(exist_ok=True)
+        (tmp_path / "site" / name.replace(".md", ".html")).write_text("<p>")
+    (tmp_path / "snippets").mkdir()
+    (tmp_path / "snippets" / "x.py").write_text("x = 1\n")
+    (tmp_path / "results").mkdir()
+    (tmp_path / "results" / "cpu.json").write_text("{}")
+    config = SimpleNamespace(config_file_path=str(tmp_path / "mkdocs.yml"))
+
+    def modified_after(edited: str) -> dict[str, bool]:
+        for path in tmp_path.rglob("*"):
+            os.utime(path, (1000, 1000))  # 모두 같은 때에 고치고
+        for path in (tmp_path / "site").iterdir():
+            os.utime(path, (2000, 2000))  # 그 뒤에 빌드했습니다
+        if edited:
+            os.utime(tmp_path / edited, (3000, 3000))  # 그 뒤에 하나를 고쳤습니다
+        docs, site = str(tmp_path / "docs"), str(tmp_path / "site")
+        # 페이지 둘: a는 스니펫을 끼워 넣고, b는 끼워 넣지 않습니다.
+        files = Files([File(name, docs, site, False) for name in ["a.md", "b.md"]])
+        dirty.on_files(files, config)
+        return {file.src_uri: file.is_modified() for file in files}
+
+    assert modified_after("") == {"a.md": False, "b.md": False}
+    assert modified_after("snippets/x.py") == {"a.md": True, "b.md": False}
+    assert modified_after("docs/b.md") == {"a.md": False, "b.md": True}
+    assert modified_after("results/cpu.json") == {"a.md": True, "b.md": True}
 
 
 def test_measured_page_titles_have_ids_that_start_with_a_letter(built_site):
