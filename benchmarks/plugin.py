@@ -56,7 +56,7 @@ def pytest_addoption(parser):
         help="측정 전체의 시간 한도(분, --gpu의 기본값 10).",
     )
     add("--seed", type=int, default=None, help="라운드 순서를 정하는 시드(기본: 실행마다 새로).")
-    budget = "묶음 하나의 라운드 시간(초, 기본 CPU 20, GPU 8). 구간이 ±5%면 먼저 멈춥니다."
+    budget = "묶음 하나의 라운드 시간(초, 기본 CPU 10, GPU 8). 구간이 ±5%면 먼저 멈춥니다."
     add("--budget", type=float, default=None, help=budget)
 
 
