@@ -66,7 +66,7 @@ def nbmake(python: Path, notebooks: list[Path], folder: Path) -> subprocess.Pope
         shutil.copy(notebook, folder / notebook.name)
     command = [
         str(python), "-m", "pytest", "--nbmake", "--overwrite",
-        f"--nbmake-timeout={TIMEOUT_S}", "-p", "no:cacheprovider", "-q", "-rA",
+        f"--nbmake-timeout={TIMEOUT_S}", "-p", "no:cacheprovider", "-q", "-rA", "--durations=0",
         *(notebook.name for notebook in notebooks),
     ]  # fmt: skip
     # 저장소의 가상 환경이나 설정이 새 환경으로 새어 들지 않게 합니다.
