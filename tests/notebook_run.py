@@ -60,7 +60,8 @@ def install_first(notebooks: list[Path]) -> tuple[list[Path], list[Path]]:
 
 
 def nbmake(python: Path, notebooks: list[Path], folder: Path) -> subprocess.Popen:
-    """notebooks를 folder에 복사해 nbmake로 실행합니다. 출력은 그 복사본에 씁니다(--overwrite)."""
+    """notebooks를 folder에 복사해 nbmake로 실행합니다. 출력은 그 복사본에 쓰고(--overwrite),
+    pytest의 기록은 folder/nbmake.log에 씁니다(파이프가 차서 다른 프로세스가 멈추지 않게)."""
     folder.mkdir(parents=True, exist_ok=True)
     for notebook in notebooks:
         shutil.copy(notebook, folder / notebook.name)
@@ -71,9 +72,13 @@ def nbmake(python: Path, notebooks: list[Path], folder: Path) -> subprocess.Pope
     ]  # fmt: skip
     # 저장소의 가상 환경이나 설정이 새 환경으로 새어 들지 않게 합니다.
     env = {k: v for k, v in os.environ.items() if k not in ("VIRTUAL_ENV", "PYTHONPATH")}
-    return subprocess.Popen(
-        command, cwd=folder, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
-    )
+    with open(folder / "nbmake.log", "w", encoding="utf-8") as log:
+        return subprocess.Popen(command, cwd=folder, env=env, stdout=log, stderr=subprocess.STDOUT)
+
+
+def finished_log(process: subprocess.Popen, folder: Path) -> str:
+    process.wait()
+    return (folder / "nbmake.log").read_text(encoding="utf-8", errors="replace")
 
 
 def run_notebooks(notebooks: list[Path], workdir: Path, workers: int) -> dict[str, dict]:
@@ -85,14 +90,14 @@ def run_notebooks(notebooks: list[Path], workdir: Path, workers: int) -> dict[st
     folders: dict[Path, Path] = {}  # 노트북 → 실행한 복사본이 있는 폴더
     logs: dict[Path, str] = {}
     for notebook in alone:
-        folders[notebook] = workdir / notebook.stem
-        logs[notebook] = nbmake(python, [notebook], folders[notebook]).communicate()[0]
+        folder = folders[notebook] = workdir / notebook.stem
+        logs[notebook] = finished_log(nbmake(python, [notebook], folder), folder)
     # 파일이 큰 것(오래 걸리는 것)부터 번갈아 나눠, 한 프로세스만 늦게 끝나지 않게 합니다.
     ordered = sorted(together, key=lambda n: -n.stat().st_size)
     shares = {workdir / f"worker-{i}": ordered[i::workers] for i in range(workers)}
     running = {folder: nbmake(python, share, folder) for folder, share in shares.items() if share}
     for folder, process in running.items():
-        log = process.communicate()[0]
+        log = finished_log(process, folder)
         for notebook in shares[folder]:
             folders[notebook], logs[notebook] = folder, log
     return {
