@@ -92,13 +92,12 @@ def site_pages(site_dir: Path) -> list[str]:
 
 
 class Visit:
-    """한 번의 첫 방문에서 보낸 요청, 콘솔 오류, 내려받은 바이트를 기록합니다."""
+    """한 탭에서 보낸 바깥 요청과 콘솔 오류를 기록합니다(동기 API, 이 파일의 테스트용)."""
 
-    def __init__(self, browser, site, site_dir, viewport, **context_options):
-        self.site, self.site_dir = site, site_dir
+    def __init__(self, browser, site, viewport, **context_options):
+        self.site = site
         self.foreign_requests: list[str] = []
         self.console_errors: list[str] = []
-        self.local_files: set[Path] = set()
         self.context = browser.new_context(viewport=VIEWPORTS[viewport], **context_options)
         self.context.route("**/*", self.route)
         self.page = self.context.new_page()
@@ -111,9 +110,6 @@ class Visit:
             self.foreign_requests.append(route.request.url)
             route.abort()
             return
-        path = self.site_dir / unquote(url.path).lstrip("/")
-        if path.is_file():
-            self.local_files.add(path)
         route.continue_()
 
     def on_console(self, message):
@@ -134,11 +130,11 @@ class Visit:
 
 
 @pytest.fixture
-def visit(browser, site, built_site):
+def visit(browser, site):
     visits = []
 
     def start(viewport="desktop", **context_options):
-        visits.append(Visit(browser, site, built_site, viewport, **context_options))
+        visits.append(Visit(browser, site, viewport, **context_options))
         return visits[-1]
 
     yield start
@@ -380,7 +376,7 @@ def hostile_site(tmp_path_factory):
     handler = functools.partial(QuietHandler, directory=str(site_dir))
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
     threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_port}", site_dir
+    yield f"http://127.0.0.1:{server.server_port}"
     server.shutdown()
     server.server_close()
 
@@ -392,8 +388,7 @@ def hostile_site(tmp_path_factory):
 def test_a_hostile_results_file_runs_no_script_in_a_real_browser(
     browser, hostile_site, hostile_page
 ):
-    site, site_dir = hostile_site
-    v = Visit(browser, site, site_dir, "desktop")
+    v = Visit(browser, hostile_site, "desktop")
     dialogs = []
     v.page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
     try:
