@@ -219,45 +219,44 @@ DDP_STEPS = {
 }
 
 
+def measure_ddp_variant(name, config, x, y):
+    """한 방식의 첫 스텝 변화도, 스텝당 all-reduce 수, 스텝 시간을 잽니다.
+
+    DDP 모델은 이 함수 안에서만 삽니다. 프로세스 그룹을 닫을 때 DDP가 살아 있으면 gloo의 통신
+    스레드 정리가 드물게 멈춥니다(교착). 그래서 돌아오기 전에 모델과 타이머가 함께 사라지게 합니다.
+    """
+    model = make_model(**config["model"])
+    ddp_model = DistributedDataParallel(model)
+    counter = count_allreduces(ddp_model)
+    optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
+    k = config["micro_batches"]
+    DDP_STEPS[name](ddp_model, optimizer, x, y, k)  # 첫 스텝: 변화도 비교용
+    grads = {n: p.grad.detach().clone() for n, p in model.named_parameters()}
+    counter["allreduces"] = 0
+    DDP_STEPS[name](ddp_model, optimizer, x, y, k)  # 한 스텝의 all-reduce 수를 셉니다.
+    allreduces = counter["allreduces"]
+    dist.barrier()
+    # 모든 프로세스가 같은 횟수만큼 돌아야 all-reduce가 짝을 맞춥니다. 그래서 횟수를 스스로
+    # 정하는 blocked_autorange 대신 정한 횟수를 도는 timeit을 씁니다(워밍업 2번 포함).
+    timer = Timer(
+        "step(m, o, x, y, k)",
+        globals={"step": DDP_STEPS[name], "m": ddp_model, "o": optimizer, "x": x, "y": y, "k": k},
+    )
+    return {
+        "grads": grads,
+        "allreduces_per_step": allreduces,
+        "seconds_per_step": timer.timeit(config["steps"]).median,
+    }
+
+
 def ddp_worker(rank, world_size, init_method, config, out_dir):
     """프로세스 하나: no_sync() 없이·있게 같은 스텝을 돌려 변화도, all-reduce 수, 시간을 잽니다."""
     torch.set_num_threads(1)  # 프로세스마다 코어 하나: 2코어에서 두 프로세스가 서로 밀어내지 않게
     dist.init_process_group("gloo", init_method=init_method, rank=rank, world_size=world_size)
     try:
         x, y = shard(*make_inputs(**config["inputs"]), rank, world_size)
-        report = {}
-        for name in config.get("variants", ["every-micro-batch", "no_sync"]):
-            model = make_model(**config["model"])
-            ddp_model = DistributedDataParallel(model)
-            counter = count_allreduces(ddp_model)
-            optimizer = torch.optim.SGD(model.parameters(), lr=0.1)
-            k = config["micro_batches"]
-            DDP_STEPS[name](ddp_model, optimizer, x, y, k)  # 첫 스텝: 변화도 비교용
-            grads = {name: p.grad.detach().clone() for name, p in model.named_parameters()}
-            counter["allreduces"] = 0
-            DDP_STEPS[name](ddp_model, optimizer, x, y, k)  # 한 스텝의 all-reduce 수를 셉니다.
-            allreduces = counter["allreduces"]
-            dist.barrier()
-            # 모든 프로세스가 같은 횟수만큼 돌아야 all-reduce가 짝을 맞춥니다. 그래서 횟수를 스스로
-            # 정하는 blocked_autorange 대신 정한 횟수를 도는 timeit을 씁니다(워밍업 2번 포함).
-            timer = Timer(
-                "step(m, o, x, y, k)",
-                globals={
-                    "step": DDP_STEPS[name],
-                    "m": ddp_model,
-                    "o": optimizer,
-                    "x": x,
-                    "y": y,
-                    "k": k,
-                },
-            )
-            seconds = timer.timeit(config["steps"]).median
-            report[name] = {
-                "grads": grads,
-                "allreduces_per_step": allreduces,
-                "seconds_per_step": seconds,
-            }
-            del ddp_model  # 프로세스 그룹을 닫기 전에 DDP를 정리합니다.
+        variants = config.get("variants", ["every-micro-batch", "no_sync"])
+        report = {name: measure_ddp_variant(name, config, x, y) for name in variants}
         torch.save(report, Path(out_dir) / f"rank{rank}.pt")
     finally:
         dist.destroy_process_group()
