@@ -91,6 +91,17 @@ def site_pages(site_dir: Path) -> list[str]:
     return sorted(p for p in pages if p != "404.html")
 
 
+def is_foreign(url: str) -> bool:
+    """이 컴퓨터의 시험 서버(127.0.0.1)가 아닌 곳으로 가는 요청인지."""
+    return urlsplit(url).hostname != "127.0.0.1"
+
+
+def record_errors(tab, errors: list[str]) -> None:
+    """탭의 콘솔 오류와 잡히지 않은 예외를 errors에 모읍니다(동기·비동기 API 모두)."""
+    tab.on("console", lambda message: message.type == "error" and errors.append(message.text))
+    tab.on("pageerror", lambda error: errors.append(str(error)))
+
+
 class Visit:
     """한 탭에서 보낸 바깥 요청과 콘솔 오류를 기록합니다(동기 API, 이 파일의 테스트용)."""
 
@@ -101,20 +112,14 @@ class Visit:
         self.context = browser.new_context(viewport=VIEWPORTS[viewport], **context_options)
         self.context.route("**/*", self.route)
         self.page = self.context.new_page()
-        self.page.on("console", self.on_console)
-        self.page.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        record_errors(self.page, self.console_errors)
 
     def route(self, route):
-        url = urlsplit(route.request.url)
-        if url.hostname != "127.0.0.1":
+        if is_foreign(route.request.url):
             self.foreign_requests.append(route.request.url)
             route.abort()
             return
         route.continue_()
-
-    def on_console(self, message):
-        if message.type == "error":
-            self.console_errors.append(message.text)
 
     def open(self, page_path, settle=False):
         # load 이벤트면 문서, 스타일, 스크립트, 화면 안의 그림까지 받은 뒤입니다.
@@ -171,24 +176,26 @@ class FirstVisit:
 
     def __init__(self, site_dir: Path, mount_path: str):
         self.site_dir, self.mount_path = site_dir, mount_path
-        self.start()
-
-    def start(self) -> None:
         self.foreign_requests: list[str] = []
         self.console_errors: list[str] = []
         self.local_files: set[Path] = set()
 
+    def start(self) -> None:
+        """다음 페이지를 위해 기록을 비웁니다. 탭의 리스너가 같은 목록에 이어 쓰므로 제자리에서."""
+        self.foreign_requests.clear()
+        self.console_errors.clear()
+        self.local_files.clear()
+
     def listen(self, tab) -> None:
-        tab.on("console", lambda m: m.type == "error" and self.console_errors.append(m.text))
-        tab.on("pageerror", lambda error: self.console_errors.append(str(error)))
+        record_errors(tab, self.console_errors)
 
     async def route(self, route) -> None:
-        url = urlsplit(route.request.url)
-        if url.hostname != "127.0.0.1":
+        if is_foreign(route.request.url):
             self.foreign_requests.append(route.request.url)
             await route.abort()
             return
-        path = self.site_dir / unquote(url.path).removeprefix(self.mount_path)
+        url_path = unquote(urlsplit(route.request.url).path)
+        path = self.site_dir / url_path.removeprefix(self.mount_path)
         if path.is_file():
             self.local_files.add(path)
         await route.continue_()
