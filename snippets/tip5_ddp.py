@@ -376,20 +376,29 @@ def run_under_torchrun(rank, world_size, device="auto", timeout_s=60):
         report([grads], single_process_gradients(device=device_type))
 
 
+def replicas_in_sync(trainer):
+    """학습이 끝난 뒤 프로세스마다 가진 가중치를 모아, 복제본이 서로 같은지 확인합니다."""
+    params = torch.cat([p.detach().flatten() for p in trainer.lightning_module.parameters()])
+    gathered = [torch.empty_like(params) for _ in range(trainer.world_size)]
+    dist.all_gather(gathered, params)
+    return all(torch.equal(gathered[0], other) for other in gathered[1:])
+
+
 def run_lightning(device="auto", devices=2):
     """Lightning으로 DDP 학습을 짧게 돌립니다. 스크립트가 프로세스마다 다시 실행됩니다."""
     accelerator = "gpu" if pick_ddp_device_type(device, devices) == "cuda" else "cpu"
     trainer = fit_with_ddp(accelerator=accelerator, devices=devices)
-    # 학습이 끝난 뒤 프로세스마다 가진 가중치를 모아, 복제본이 서로 같은지 확인합니다.
-    params = torch.cat([p.detach().flatten() for p in trainer.lightning_module.parameters()])
-    gathered = [torch.empty_like(params) for _ in range(trainer.world_size)]
-    dist.all_gather(gathered, params)
-    in_sync = all(torch.equal(gathered[0], other) for other in gathered[1:])
+    in_sync = replicas_in_sync(trainer)
+    world_size, steps, is_zero = trainer.world_size, trainer.global_step, trainer.is_global_zero
+    # Lightning은 gloo 프로세스 그룹을 닫지 않습니다. 열린 채 인터프리터가 끝나면 통신
+    # 스레드가 정리되지 않아 가끔 "terminate called ..."로 죽으므로, 모델을 놓고 직접 닫습니다.
+    del trainer
+    dist.destroy_process_group()
     # 모든 프로세스가 여기까지 오지만 출력은 순위 0만 합니다.
-    if trainer.is_global_zero:
+    if is_zero:
         print(
-            f"Lightning DDP 학습을 마쳤습니다: 프로세스 {trainer.world_size}개, "
-            f"{trainer.global_step}스텝, 장치 {accelerator}"
+            f"Lightning DDP 학습을 마쳤습니다: 프로세스 {world_size}개, "
+            f"{steps}스텝, 장치 {accelerator}"
         )
         verdict = "모두 같습니다" if in_sync else "서로 다릅니다"
         print(f"학습 뒤 프로세스별 모델 가중치가 {verdict}.")
