@@ -1,7 +1,11 @@
 """여러 테스트 파일이 함께 쓰는 준비물(fixture)입니다."""
 
+import os
+
 import pytest
 
+from guide import registry
+from tests import notebook_run
 from tests.site_build import ROOT, mkdocs_build
 
 
@@ -12,3 +16,22 @@ def built_site(tmp_path_factory):
     result = mkdocs_build(ROOT, site_dir)
     assert result.returncode == 0, result.stderr
     return site_dir
+
+
+@pytest.fixture(scope="session")
+def notebook_process(built_site, tmp_path_factory):
+    """사이트에서 내려받는 노트북을 모두 새 환경에서 실행하는 프로세스(tests/notebook_run.py)."""
+    workdir = tmp_path_factory.mktemp("fresh-notebooks")
+    notebooks = [built_site / "notebooks" / f"{page.snippet}.ipynb" for page in registry.load()]
+    process = notebook_run.start(notebooks, workdir, workers=min(2, os.cpu_count() or 1))
+    yield process, workdir
+    notebook_run.stop(process)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def start_notebooks_early(request):
+    """노트북 실행은 몇 분 걸리고 그동안 이 프로세스는 기다리기만 합니다. 노트북 테스트가 이번
+    실행에 있으면 세션 처음에 띄워, 다른 테스트가 도는 동안 함께 돌게 합니다."""
+    wanted = any("fresh_runs" in item.fixturenames for item in request.session.items)
+    if wanted and "MUTANT_UNDER_TEST" not in os.environ:
+        request.getfixturevalue("notebook_process")

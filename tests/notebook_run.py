@@ -4,6 +4,9 @@
 새 환경에는 노트북을 실행하는 도구(tests/notebook-runner.txt)만 설치합니다. torch 같은 꾸러미는
 노트북의 첫 셀이 설치합니다. 같은 환경에 두 pip이 동시에 쓰지 않도록, 아직 없는 꾸러미를 설치하는
 노트북은 하나씩 먼저 실행하고, 나머지는 CPU 수만큼 나눠 동시에 실행합니다.
+
+몇 분 걸리는 일이라 테스트 세션은 이것을 맨 처음 다른 프로세스로 띄우고(start), 다른 테스트가 도는
+동안 기다렸다가 노트북 테스트에서 결과를 받습니다(finish, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -12,6 +15,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -115,3 +119,36 @@ def run_notebooks(notebooks: list[Path], workdir: Path, workers: int) -> dict[st
         }
         for notebook in notebooks
     }
+
+
+def start(notebooks: list[Path], workdir: Path, workers: int) -> subprocess.Popen:
+    """run_notebooks를 다른 프로세스에서 시작합니다. 결과는 workdir/runs.json에 씁니다."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    command = [sys.executable, "-m", "tests.notebook_run", str(workdir), str(workers),
+               *map(str, notebooks)]  # fmt: skip
+    with open(workdir / "run.log", "w", encoding="utf-8") as log:
+        # 새 세션으로 띄워, 테스트가 일찍 끝나면 그 아래 nbmake와 커널까지 한 번에 멈춥니다(stop).
+        return subprocess.Popen(
+            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+        )
+
+
+def finish(process: subprocess.Popen, workdir: Path) -> dict[str, dict]:
+    """start로 띄운 실행이 끝나기를 기다려 run_notebooks의 결과를 돌려줍니다."""
+    process.wait()
+    log = (workdir / "run.log").read_text(encoding="utf-8", errors="replace")
+    assert process.returncode == 0, f"노트북 실행이 중간에 멈췄습니다:\n{log[-3000:]}"
+    return json.loads((workdir / "runs.json").read_text(encoding="utf-8"))
+
+
+def stop(process: subprocess.Popen) -> None:
+    """아직 돌고 있으면 프로세스 무리 전체를 멈춥니다."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()
+
+
+if __name__ == "__main__":
+    folder, worker_count, *paths = sys.argv[1:]
+    runs = run_notebooks([Path(path) for path in paths], Path(folder), int(worker_count))
+    (Path(folder) / "runs.json").write_text(json.dumps(runs), encoding="utf-8")

@@ -174,15 +174,13 @@ def test_notebook_page_cache_lives_outside_the_repository():
 
 
 @pytest.fixture(scope="module")
-def fresh_runs(built_site, tmp_path_factory):
+def fresh_runs(request):
     """사이트에서 내려받는 노트북을 모두, 노트북이 import하는 꾸러미가 없는 새 환경에서 nbmake로
-    한 번씩 실행합니다(tests/notebook_run.py). 세션에 한 번만 실행합니다."""
+    한 번씩 실행한 결과입니다. 실행은 세션 처음에 시작해 두었습니다(tests/conftest.py)."""
     if "MUTANT_UNDER_TEST" in os.environ:
         pytest.skip("변이 시험에서는 노트북을 실행하지 않습니다")
-    workdir = tmp_path_factory.mktemp("fresh-notebooks")
-    notebooks = [built_site / "notebooks" / f"{page.snippet}.ipynb" for page in PAGES]
-    runs = notebook_run.run_notebooks(notebooks, workdir, workers=min(2, os.cpu_count() or 1))
-    return runs, workdir / "env" / "bin" / "python"
+    process, workdir = request.getfixturevalue("notebook_process")
+    return notebook_run.finish(process, workdir), workdir / "env" / "bin" / "python"
 
 
 def outputs_of(notebook: dict) -> list[dict]:
