@@ -114,6 +114,7 @@ MEASURED = {
     "platform": _text(200, _ASCII),
     "torch_threads": {"type": "integer", "minimum": 1, "maximum": 100_000},
     "torch_interop_threads": {"type": "integer", "minimum": 1, "maximum": 100_000},
+    "gomp_spincount": _text(20, _ASCII, nullable=True),
     "tf32_matmul": {"type": "boolean"},
     "tf32_cudnn": {"type": "boolean"},
     "float32_matmul_precision": {"enum": ["highest", "high", "medium"]},
@@ -202,7 +203,7 @@ SWEEP = _object(
 )
 PAGE = _object(
     {
-        "measured": _object(MEASURED),
+        "measured": _object(MEASURED, optional=("gomp_spincount",)),
         "groups": {
             "type": "object",
             "maxProperties": 64,

@@ -133,6 +133,8 @@ def _provenance(device: Device, section: dict) -> list[str]:
         f"CPU {env['cpu_model']}, 코어 {env['usable_cores']}개, torch 스레드 "
         f"{measured['torch_threads']}개" + (f", {' · '.join(flags)}" if flags else "")
     )
+    if measured.get("gomp_spincount"):
+        items.append(f"GOMP_SPINCOUNT={measured['gomp_spincount']}")
     items.append(measured["date"][:10])
     commit = f"커밋 {measured['commit'][:10]}" if measured["commit"] else "커밋 정보 없음"
     if measured["dirty"]:

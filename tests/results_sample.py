@@ -70,6 +70,7 @@ def measured(page_id: str, root: Path, *, modules: tuple[str, str] | None = None
         "platform": "Linux-test",
         "torch_threads": 16,
         "torch_interop_threads": 16,
+        "gomp_spincount": "1000",
         "tf32_matmul": False,
         "tf32_cudnn": True,
         "float32_matmul_precision": "highest",

@@ -8,8 +8,10 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
+import sys
 
 import pytest
 import torch
@@ -39,6 +41,22 @@ def test_this_machines_description_is_a_valid_device_and_measured_block():
     head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True)
     assert measured["commit"] == head.stdout.strip() and measured["seed"] == 2026
     assert measured["snippet_sha256"] == provenance.sha256(page.snippet_path)
+    assert measured["gomp_spincount"] == os.environ["GOMP_SPINCOUNT"]
+
+
+@pytest.mark.parametrize(("readers_value", "seen"), [(None, "1000"), ("777", "777")])
+def test_pytest_sets_the_openmp_spin_count_before_torch_loads(readers_value, seen):
+    """libgomp가 불러올 때 읽은 값을 그 자신이 출력하게 해(OMP_DISPLAY_ENV) 확인합니다.
+    루트 conftest.py가 torch보다 늦게 값을 정하면 기본값 300000이 보입니다. 읽는 사람의 값이 이깁니다."""
+    env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
+    env["OMP_DISPLAY_ENV"] = "VERBOSE"
+    if readers_value:
+        env["GOMP_SPINCOUNT"] = readers_value
+    command = [sys.executable, "-m", "pytest", "--co", "-q", "-s", "-p", "no:cacheprovider",
+               "tests/test_stats.py"]  # fmt: skip
+    result = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert f"GOMP_SPINCOUNT = '{seen}'" in result.stderr
 
 
 def test_a_copy_without_git_takes_the_commit_from_source_commit(tmp_path, monkeypatch):
