@@ -4,7 +4,8 @@ pytest-benchmark가 여전히 재는 도구이자 변형마다의 통계를 담�
 `benchmark` 준비물을 복제해 그 도구의 실행기(runner)로 시간을 재고, 그 도구의 통계(Metadata)에
 라운드를 쌓습니다. 그래서 `--benchmark-json`과 `--benchmark-compare`가 변형마다 그대로 동작합니다.
 이 모듈은 순서만 정합니다: 각 변형을 워밍업하고 반복 횟수를 정한 다음, 라운드마다 시드에서 정한
-순서대로 한 번씩 돌리고, 모든 짝 비율의 구간이 목표에 닿거나 시간 예산을 다 쓰면 멈춥니다.
+순서대로 한 번씩 돌리고, 모든 짝 비율의 구간이 목표 폭에 닿고 판정의 경계를 걸치지 않거나 시간
+예산을 다 쓰면 멈춥니다.
 """
 
 from __future__ import annotations
@@ -111,7 +112,7 @@ def _done(items, baseline, settings, rounds, started) -> bool:
     if time.monotonic() - started > settings.budget_s:
         return True
     compared = [i for i in items if baseline and i is not baseline and i.active(rounds)]
-    return all(stats.precise_enough(_interval(baseline, i), settings.target) for i in compared)
+    return all(stats.settled(_interval(baseline, i), settings.target) for i in compared)
 
 
 def run_rounds(items: list[Timed], baseline: Timed | None, settings: Settings, seed: int) -> dict:

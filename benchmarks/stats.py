@@ -99,6 +99,13 @@ def precise_enough(interval: Interval, target: float = TARGET_HALF_WIDTH) -> boo
     )
 
 
+def settled(interval: Interval, target: float = TARGET_HALF_WIDTH) -> bool:
+    """적응 라운드의 멈춤 조건: 구간이 ±target 안이고, 판정의 경계(0.95, 1.05)를 걸치지 않습니다.
+    경계를 걸친 구간은 라운드가 더 있으면 판정이 바뀔 수 있으므로 예산이 남는 동안 더 잽니다."""
+    straddles = any(interval.low <= edge <= interval.high for edge in NO_CHANGE_BAND)
+    return precise_enough(interval, target) and not straddles
+
+
 def half_width(interval: Interval) -> float:
     """구간이 중앙값에서 가장 멀리 벗어난 비율(결과 파일의 width)."""
     return max(interval.high / interval.median - 1, 1 - interval.low / interval.median)

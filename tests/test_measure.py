@@ -91,6 +91,15 @@ def test_a_group_stops_at_min_rounds_when_every_interval_is_within_five_percent(
     assert info["width"] == round(stats.half_width(interval), 4)
 
 
+def test_a_narrow_interval_on_the_verdict_edge_keeps_the_group_going(clock):
+    log = []
+    base = fake_item("base", itertools.repeat(1.05), log, clock)
+    edge = fake_item("edge", itertools.cycle([1.0, 1.01, 0.99]), log, clock)  # 비율 ≈ 1.05
+    settings = interleave.Settings(min_rounds=9, max_rounds=40, budget_s=1e9)
+    info = interleave.run_rounds([base, edge], base, settings, seed=6)
+    assert info["rounds"] == 40 and info["width"] <= stats.TARGET_HALF_WIDTH
+
+
 def test_one_noisy_variant_keeps_the_group_going_until_max_rounds(clock):
     log = []
     base = fake_item("base", itertools.repeat(1.0), log, clock)

@@ -92,6 +92,24 @@ def test_precise_enough_means_within_five_percent_of_the_median_at_95(
     assert stats.precise_enough(interval) is precise
 
 
+@pytest.mark.parametrize(
+    ("low", "median", "high", "settled"),
+    [
+        (0.97, 1.0, 1.03, True),  # 경계 안쪽: 차이 없음으로 정해졌습니다
+        (1.10, 1.14, 1.18, True),  # 1.05 위쪽: 빨라짐으로 정해졌습니다
+        (0.88, 0.91, 0.94, True),  # 0.95 아래쪽: 느려짐으로 정해졌습니다
+        (1.03, 1.07, 1.11, False),  # 1.05를 걸침: 더 재면 빨라짐일 수 있습니다
+        (0.92, 0.95, 0.98, False),  # 0.95를 걸침
+        (1.05, 1.08, 1.11, False),  # 경계 위의 끝점도 걸친 것입니다
+        (1.30, 1.50, 1.70, False),  # 경계 밖이어도 ±5%보다 넓으면 더 잽니다
+    ],
+)
+def test_a_group_stops_only_when_every_interval_is_narrow_and_off_the_verdict_edges(
+    low, median, high, settled
+):
+    assert stats.settled(stats.Interval(median, low, high, 0.96)) is settled
+
+
 def test_half_width_is_the_farther_side_relative_to_the_median():
     assert stats.half_width(stats.Interval(2.0, 1.9, 2.2, 0.96)) == pytest.approx(0.1)
     assert stats.half_width(stats.Interval(2.0, 1.6, 2.1, 0.96)) == pytest.approx(0.2)
