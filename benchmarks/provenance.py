@@ -173,7 +173,7 @@ def describe_measured(device: torch.device, page: registry.Page, root: Path, see
         "platform": platform.platform(),
         "torch_threads": torch.get_num_threads(),
         "torch_interop_threads": torch.get_num_interop_threads(),
-        # OpenMP 스레드가 기다리며 도는 횟수(루트 conftest.py가 정함). 코어를 나눠 쓸 때의 흔들림을 정합니다.
+        # OpenMP 스레드가 기다리며 도는 횟수(루트 conftest.py가 정함): 코어를 나눠 쓸 때의 흔들림.
         "gomp_spincount": os.environ.get("GOMP_SPINCOUNT"),
         # torch 2.13: 새 API(fp32_precision)로 읽습니다. 새 API로 켠 뒤의 예전 getter는 오류입니다.
         "tf32_matmul": torch.backends.cuda.matmul.fp32_precision == "tf32",

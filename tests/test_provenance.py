@@ -47,7 +47,8 @@ def test_this_machines_description_is_a_valid_device_and_measured_block():
 @pytest.mark.parametrize(("readers_value", "seen"), [(None, "1000"), ("777", "777")])
 def test_pytest_sets_the_openmp_spin_count_before_torch_loads(readers_value, seen):
     """libgomp가 불러올 때 읽은 값을 그 자신이 출력하게 해(OMP_DISPLAY_ENV) 확인합니다.
-    루트 conftest.py가 torch보다 늦게 값을 정하면 기본값 300000이 보입니다. 읽는 사람의 값이 이깁니다."""
+    루트 conftest.py가 torch보다 늦게 값을 정하면 기본값 300000이 보입니다.
+    읽는 사람이 정한 값이 이깁니다."""
     env = {k: v for k, v in os.environ.items() if k != "GOMP_SPINCOUNT"}
     env["OMP_DISPLAY_ENV"] = "VERBOSE"
     if readers_value:
