@@ -110,6 +110,21 @@ def test_dirty_serve_rebuilds_the_pages_whose_snippet_or_shared_input_changed(tm
     assert modified_after("results/cpu.json") == {"a.md": True, "b.md": True}
 
 
+def test_serve_polls_the_watched_snippet_folders_every_tenth_of_a_second(tmp_path):
+    """mkdocs는 0.5초마다 폴더를 훑어 변경을 찾습니다. on_serve 뒤에 등록되는 mkdocs.yml의 watch
+    폴더(스니펫)는 hooks/dirty.py 덕분에 0.1초마다 훑습니다(watchdog이 바뀌면 여기서 드러납니다)."""
+    from mkdocs.livereload import LiveReloadServer
+
+    server = LiveReloadServer(builder=lambda: None, host="127.0.0.1", port=0, root=str(tmp_path))
+    (tmp_path / "docs").mkdir()
+    (tmp_path / "snippets").mkdir()
+    server.watch(str(tmp_path / "docs"))  # mkdocs가 on_serve 전에 등록하는 폴더
+    assert dirty.on_serve(server, None, None) is server
+    server.watch(str(tmp_path / "snippets"))
+    polls = {Path(e.watch.path).name: e.timeout for e in server.observer.emitters}
+    assert polls == {"docs": 0.5, "snippets": dirty.POLL_S} and dirty.POLL_S <= 0.1
+
+
 def test_measured_page_titles_have_ids_that_start_with_a_letter(built_site):
     # 숫자로 시작하는 id(예전의 "16bit")는 CSS 선택자에 못 쓰고 html-validate가 거절합니다.
     for page in registry.load():
