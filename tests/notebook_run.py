@@ -24,6 +24,7 @@ from tests.site_build import ROOT
 
 RUNNER = ROOT / "tests" / "notebook-runner.txt"
 TIMEOUT_S = 900  # 노트북 하나의 상한(nbmake 기본값은 300초). 2코어에서 가장 긴 것이 1분 남짓입니다.
+NICENESS = 10  # 다른 테스트보다 낮은 우선순위(tests/conftest.py가 노트북 테스트를 맨 뒤로 보냅니다)
 INSTALL = re.compile(r"^%pip install --quiet (?P<packages>.+)$", re.M)
 
 
@@ -149,6 +150,9 @@ def stop(process: subprocess.Popen) -> None:
 
 
 if __name__ == "__main__":
+    # 다른 테스트가 CPU를 원하면 먼저 쓰게 하고, 이 실행은 남는 코어로 돕니다(nbmake와 커널도
+    # 물려받습니다). 평소 pytest는 2코어의 절반 남짓만 쓰므로, 노트북 실행이 남는 쪽을 채웁니다.
+    os.nice(NICENESS)
     folder, worker_count, *paths = sys.argv[1:]
     runs = run_notebooks([Path(path) for path in paths], Path(folder), int(worker_count))
     (Path(folder) / "runs.json").write_text(json.dumps(runs), encoding="utf-8")
