@@ -144,6 +144,11 @@ def fsdp2_worker(rank, world_size, port, out_dir):
         torch.nn.functional.mse_loss(model(x), y).backward()
         grads = {name: p.grad.full_tensor() for name, p in model.named_parameters()}
         torch.save({"full": full, "local": local, "grads": grads}, Path(out_dir) / f"{rank}.pt")
+        # 두 프로세스가 모든 집합 통신을 마친 뒤에, 그룹을 쓰는 모델을 먼저 없애고 그룹을 닫습니다.
+        # 한쪽이 먼저 닫으면 gloo의 통신 스레드가 일하는 중에 없어져 "terminate called"로
+        # 멈췄습니다(CI에서 한 번).
+        dist.barrier()
+        del model, grads
     finally:
         dist.destroy_process_group()
 
