@@ -5,7 +5,7 @@ import os
 import pytest
 
 from guide import registry
-from tests import notebook_run
+from tests import background, notebook_run, site_scan
 from tests.site_build import ROOT, mkdocs_build
 
 
@@ -25,13 +25,29 @@ def notebook_process(built_site, tmp_path_factory):
     notebooks = [built_site / "notebooks" / f"{page.snippet}.ipynb" for page in registry.load()]
     process = notebook_run.start(notebooks, workdir, workers=min(2, os.cpu_count() or 1))
     yield process, workdir
-    notebook_run.stop(process)
+    background.stop(process)
+
+
+@pytest.fixture(scope="session")
+def scan_process(built_site, tmp_path_factory):
+    """빌드한 사이트의 모든 페이지를 브라우저로 검사하는 프로세스(tests/site_scan.py)."""
+    workdir = tmp_path_factory.mktemp("site-scan")
+    process = site_scan.start(built_site, workdir)
+    yield process, workdir
+    background.stop(process)
+
+
+# 세션 처음에 띄워 남는 CPU로 돌리는 일(tests/background.py)과, 그 결과를 받는 준비물
+BACKGROUND = {"fresh_runs": "notebook_process", "findings": "scan_process"}
+
+
+def waits_for_background(item) -> bool:
+    return any(name in item.fixturenames for name in BACKGROUND)
 
 
 def pytest_collection_modifyitems(items):
-    # 노트북 테스트는 실행이 끝나기를 기다립니다. 맨 뒤에 두어, 낮은 우선순위로 도는 노트북 실행이
-    # 다른 모든 테스트와 겹치게 합니다(tests/notebook_run.py의 NICENESS).
-    items.sort(key=lambda item: "fresh_runs" in item.fixturenames)
+    # 결과를 기다리는 테스트를 맨 뒤에 두어, 남는 CPU로 도는 일이 다른 모든 테스트와 겹치게 합니다.
+    items.sort(key=waits_for_background)
 
 
 def wanted(request, name: str) -> bool:
@@ -43,8 +59,12 @@ def wanted(request, name: str) -> bool:
 
 
 @pytest.fixture(scope="session", autouse=True)
-def start_notebooks_early(request):
-    """노트북 실행은 몇 분 걸리고 그동안 이 프로세스는 기다리기만 합니다. 노트북 테스트가 이번
-    실행에 있으면 세션 처음에 띄워, 다른 테스트가 도는 동안 함께 돌게 합니다."""
-    if wanted(request, "fresh_runs"):
-        request.getfixturevalue("notebook_process")
+def start_background_work_early(request):
+    """노트북 실행과 브라우저 검사는 몇 분씩 걸리고 그동안 이 프로세스는 기다리기만 합니다. 그
+    결과를 보는 테스트가 이번 실행에 있으면 세션 처음에 띄워, 다른 테스트가 도는 동안 함께 돌게
+    합니다. 브라우저가 없으면 검사를 띄우지 않습니다(접근성 테스트가 그 이유를 말합니다)."""
+    for consumer, process in BACKGROUND.items():
+        if process == "scan_process" and site_scan.missing_reason():
+            continue
+        if wanted(request, consumer):
+            request.getfixturevalue(process)

@@ -5,8 +5,9 @@
 노트북의 첫 셀이 설치합니다. 같은 환경에 두 pip이 동시에 쓰지 않도록, 아직 없는 꾸러미를 설치하는
 노트북은 하나씩 먼저 실행하고, 나머지는 CPU 수만큼 나눠 동시에 실행합니다.
 
-몇 분 걸리는 일이라 테스트 세션은 이것을 맨 처음 다른 프로세스로 띄우고(start), 다른 테스트가 도는
-동안 기다렸다가 노트북 테스트에서 결과를 받습니다(finish, tests/conftest.py).
+몇 분 걸리는 일이라 테스트 세션은 이것을 맨 처음 다른 프로세스로, 남는 CPU로만 띄우고(start,
+tests/background.py), 다른 테스트가 도는 동안 기다렸다가 노트북 테스트에서 결과를 받습니다
+(finish, tests/conftest.py).
 """
 
 from __future__ import annotations
@@ -15,16 +16,15 @@ import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 from pathlib import Path
 
+from tests import background
 from tests.site_build import ROOT
 
 RUNNER = ROOT / "tests" / "notebook-runner.txt"
 TIMEOUT_S = 900  # 노트북 하나의 상한(nbmake 기본값은 300초). 2코어에서 가장 긴 것이 1분 남짓입니다.
-NICENESS = 10  # 다른 테스트보다 낮은 우선순위(tests/conftest.py가 노트북 테스트를 맨 뒤로 보냅니다)
 INSTALL = re.compile(r"^%pip install --quiet (?P<packages>.+)$", re.M)
 
 
@@ -125,34 +125,21 @@ def run_notebooks(notebooks: list[Path], workdir: Path, workers: int) -> dict[st
 def start(notebooks: list[Path], workdir: Path, workers: int) -> subprocess.Popen:
     """run_notebooks를 다른 프로세스에서 시작합니다. 결과는 workdir/runs.json에 씁니다."""
     workdir.mkdir(parents=True, exist_ok=True)
-    command = [sys.executable, "-m", "tests.notebook_run", str(workdir), str(workers),
-               *map(str, notebooks)]  # fmt: skip
-    with open(workdir / "run.log", "w", encoding="utf-8") as log:
-        # 새 세션으로 띄워, 테스트가 일찍 끝나면 그 아래 nbmake와 커널까지 한 번에 멈춥니다(stop).
-        return subprocess.Popen(
-            command, cwd=ROOT, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
-        )
+    args = [str(workdir), str(workers), *map(str, notebooks)]
+    return background.start("tests.notebook_run", args, workdir / "run.log")
 
 
 def finish(process: subprocess.Popen, workdir: Path) -> dict[str, dict]:
     """start로 띄운 실행이 끝나기를 기다려 run_notebooks의 결과를 돌려줍니다."""
-    process.wait()
-    log = (workdir / "run.log").read_text(encoding="utf-8", errors="replace")
-    assert process.returncode == 0, f"노트북 실행이 중간에 멈췄습니다:\n{log[-3000:]}"
+    # 노트북마다 nbmake의 상한(TIMEOUT_S)이 있으므로 전체에는 따로 두지 않습니다.
+    background.wait(process, workdir / "run.log", None, "노트북 실행이")
     return json.loads((workdir / "runs.json").read_text(encoding="utf-8"))
 
 
-def stop(process: subprocess.Popen) -> None:
-    """아직 돌고 있으면 프로세스 무리 전체를 멈춥니다."""
-    if process.poll() is None:
-        os.killpg(process.pid, signal.SIGKILL)
-        process.wait()
-
-
 if __name__ == "__main__":
-    # 다른 테스트가 CPU를 원하면 먼저 쓰게 하고, 이 실행은 남는 코어로 돕니다(nbmake와 커널도
-    # 물려받습니다). 평소 pytest는 2코어의 절반 남짓만 쓰므로, 노트북 실행이 남는 쪽을 채웁니다.
-    os.nice(NICENESS)
+    # 다른 테스트가 CPU를 원하면 먼저 쓰게 하고, 이 실행은 남는 CPU로만 돕니다(nbmake와 커널도
+    # 물려받습니다).
+    background.lower_priority()
     folder, worker_count, *paths = sys.argv[1:]
     runs = run_notebooks([Path(path) for path in paths], Path(folder), int(worker_count))
     (Path(folder) / "runs.json").write_text(json.dumps(runs), encoding="utf-8")

@@ -248,12 +248,3 @@ def test_the_deploy_build_executes_every_notebook_and_stops_on_an_error(monkeypa
     assert jupyter_config("true")["execute"] is True
     assert jupyter_config("true")["allow_errors"] is False
     assert jupyter_config("false")["execute"] is False
-
-
-def test_the_notebook_tests_wait_at_the_end_of_the_session(request):
-    """노트북 실행(낮은 우선순위)이 다른 모든 테스트와 겹치도록, 그 결과를 기다리는 테스트는 맨
-    뒤에 둡니다(tests/conftest.py). 앞에 오면 세션이 거기서 노트북 실행을 통째로 기다립니다."""
-    waits = ["fresh_runs" in item.fixturenames for item in request.session.items]
-    if not any(waits):
-        pytest.skip("이번 실행에 노트북 실행을 기다리는 테스트가 없습니다")
-    assert waits == sorted(waits)

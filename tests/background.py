@@ -1,0 +1,60 @@
+"""테스트 세션이 처음에 다른 프로세스로 띄워 두고 끝에 결과를 받는 긴 일(노트북 실행,
+브라우저 검사)이 함께 쓰는 부분입니다.
+
+평소 pytest는 2코어의 절반 남짓만 씁니다. 이 일들은 남는 CPU로만 돌아 다른 테스트를 늦추지
+않고, 그 결과를 기다리는 테스트는 맨 뒤에 둡니다(tests/conftest.py).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.site_build import ROOT
+
+FALLBACK_NICENESS = 10  # SCHED_IDLE이 없는 운영체제(macOS)에서 대신 올리는 nice 값
+
+
+def lower_priority() -> None:
+    """이 프로세스와 그 아래 모든 프로세스가 남는 CPU로만 돌게 합니다(Linux의 SCHED_IDLE).
+
+    nice만 올리면 root로 도는 Chromium이 자기 스레드를 nice -8까지 되돌려 다른 테스트를
+    밀어냈습니다. SCHED_IDLE은 nice와 따로인 스케줄링 정책이라 그렇게 되돌아가지 않습니다.
+    """
+    if hasattr(os, "SCHED_IDLE"):
+        os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
+    else:
+        os.nice(FALLBACK_NICENESS)
+
+
+def start(module: str, args: list[str], log: Path) -> subprocess.Popen:
+    """`python -m module args...`를 띄우고 출력은 log에 씁니다."""
+    with open(log, "w", encoding="utf-8") as out:
+        # 새 세션으로 띄워, 테스트가 일찍 끝나면 그 아래 프로세스까지 한 번에 멈춥니다(stop).
+        return subprocess.Popen(
+            [sys.executable, "-m", module, *args],
+            cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, start_new_session=True,
+        )  # fmt: skip
+
+
+def wait(process: subprocess.Popen, log: Path, timeout_s: float | None, subject: str) -> None:
+    """process가 끝나기를 기다립니다(timeout_s가 None이면 끝까지). subject는 메시지의 주어입니다."""
+    try:
+        process.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        stop(process)
+        problem = f"{timeout_s:.0f}초 안에 끝나지 않아 멈췄습니다"
+    else:
+        problem = f"중간에 멈췄습니다(종료 코드 {process.returncode})"
+    tail = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+    assert process.returncode == 0, f"{subject} {problem}:\n{tail}"
+
+
+def stop(process: subprocess.Popen) -> None:
+    """아직 돌고 있으면 프로세스 무리 전체를 멈춥니다."""
+    if process.poll() is None:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.wait()

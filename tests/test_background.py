@@ -1,0 +1,61 @@
+"""세션 처음에 띄워 남는 CPU로 돌리는 일(tests/background.py)이 약속대로 도는지 봅니다."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from tests import site_scan
+from tests.conftest import waits_for_background
+from tests.site_build import ROOT
+
+# 낮춘 프로세스 아래에서, root라면 Chromium처럼 nice를 -8로 되돌려 보고 정책과 nice를 찍습니다.
+CHILD = """
+import os
+try:
+    os.setpriority(os.PRIO_PROCESS, 0, -8)
+except PermissionError:
+    pass
+print(os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0))
+"""
+PARENT = f"""
+import subprocess, sys
+from tests import background
+background.lower_priority()
+subprocess.run([sys.executable, "-c", {CHILD!r}], check=True)
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "SCHED_IDLE"), reason="SCHED_IDLE은 Linux에만 있습니다")
+def test_background_work_stays_idle_even_when_a_child_raises_its_priority():
+    result = subprocess.run(
+        [sys.executable, "-c", PARENT], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    policy, niceness = map(int, result.stdout.split())
+    assert policy == os.SCHED_IDLE
+    if os.geteuid() == 0:
+        assert niceness == -8  # 되돌리기는 되었지만 정책은 그대로입니다
+
+
+def test_tests_that_wait_for_background_work_come_last(request):
+    """결과를 기다리는 테스트(노트북, 브라우저 검사)가 앞에 오면 세션이 거기서 그 일을 통째로
+    기다립니다. 맨 뒤에 와야 다른 테스트와 겹칩니다(tests/conftest.py)."""
+    waits = [waits_for_background(item) for item in request.session.items]
+    if not any(waits):
+        pytest.skip("이번 실행에 노트북 실행이나 브라우저 검사를 기다리는 테스트가 없습니다")
+    assert waits == sorted(waits)
+
+
+def test_browser_findings_survive_the_trip_between_processes():
+    found = site_scan.BrowserFindings(
+        axe_version="4.10.0",
+        violations={("index.html", "phone", "slate"): [{"id": "color-contrast"}]},
+        chart_text_px={("index.html", "desktop"): 12.5, ("404.html", "phone"): None},
+        file_url_problems=["요청 실패: x"],
+        keyboard_scroll={"index.html": [{"label": "표", "focused": True, "left": 40}]},
+        first_visits={("index.html", "phone"): {"overflow_px": 0}},
+    )
+    assert site_scan.from_json(site_scan.to_json(found)) == found
