@@ -2,8 +2,8 @@
 브라우저 검사)이 함께 쓰는 부분입니다.
 
 평소 pytest는 2코어의 절반 남짓만 씁니다. 이 일들은 남는 CPU로만 돌고, 그 결과를 기다리는
-테스트는 맨 뒤에 둡니다(tests/conftest.py). 메모리와 캐시는 함께 쓰므로 다른 테스트도 얼마간
-느려집니다(CONTRIBUTING.md).
+테스트는 맨 뒤에 둡니다(tests/conftest.py). 그래도 다른 테스트가 얼마간 느려집니다
+(CONTRIBUTING.md).
 """
 
 from __future__ import annotations
