@@ -19,11 +19,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import checks, interleave, memory, summary
+from benchmarks import checks, interleave, memory, summary, timing
 from benchmarks import session as measurement
 from benchmarks.measure import compare  # noqa: F401  (준비물을 이 플러그인에 등록합니다)
 from benchmarks.sweep import sweep  # noqa: F401
-from benchmarks.timing import synchronized_perf_counter
 
 BENCH_DIR = measurement.ROOT / "benchmarks"
 RUN = pytest.StashKey[measurement.MeasurementRun]()
@@ -58,6 +57,8 @@ def pytest_addoption(parser):
     add("--seed", type=int, default=None, help="라운드 순서를 정하는 시드(기본: 실행마다 새로).")
     budget = "묶음 하나의 라운드 시간(초, 기본 CPU 10, GPU 8). 구간이 ±5%면 먼저 멈춥니다."
     add("--budget", type=float, default=None, help=budget)
+    threads = "CPU에서 잴 때의 torch 스레드 수(기본 1: 다른 프로그램이 코어를 써도 덜 흔들립니다)."
+    add("--threads", type=timing.positive_int, default=None, help=threads)
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -76,6 +77,8 @@ def pytest_configure(config):
         if problem:
             run.messages.append(problem)
     config.stash[RUN] = run
+    if run.timing:
+        timing.use_threads(option.threads, run.device)
     # 평소 pytest: 벤치마크 함수를 한 번만 실행합니다(pytest-benchmark의 disable 모드).
     option.benchmark_enable, option.benchmark_disable = run.timing, not run.timing
 
@@ -102,18 +105,6 @@ def new_run(option) -> measurement.MeasurementRun:
     )
 
 
-MIN_ROUND_S = {"cuda": 0.002, "cpu": 0.02}  # docs/method.md가 같은 값을 말합니다(테스트가 확인)
-
-
-def timing_settings(run: measurement.MeasurementRun) -> dict:
-    """pytest-benchmark의 benchmark 표시에 넘길 값: 한 라운드의 최소 시간과 타이머."""
-    kind = "cuda" if run.device.type == "cuda" else "cpu"
-    settings = {"min_time": MIN_ROUND_S[kind], "warmup": False}
-    if run.device.type == "cuda":
-        settings["timer"] = synchronized_perf_counter
-    return settings
-
-
 def pytest_collection_modifyitems(config, items):
     run = config.stash[RUN]
     if run.timing:
@@ -125,7 +116,7 @@ def pytest_collection_modifyitems(config, items):
             if "benchmark" in getattr(item, "fixturenames", ()):
                 own = item.get_closest_marker("benchmark")
                 marker = pytest.mark.benchmark(
-                    **(timing_settings(run) | (own.kwargs if own else {}))
+                    **(timing.benchmark_settings(run.device) | (own.kwargs if own else {}))
                 )
                 item.add_marker(marker, append=False)
 

@@ -24,7 +24,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import checks, plugin, provenance, results_file, schema, summary, validation
+from benchmarks import checks, plugin, provenance, results_file, schema, summary, timing, validation
 from guide import registry
 from tests.results_sample import ratio, sample_document, section, write, write_named
 from tests.site_build import ROOT
@@ -276,6 +276,7 @@ def test_publishing_one_bench_replaces_only_its_page_with_its_own_provenance(run
     measured = new["pages"]["tip4"]["measured"]
     assert measured["date"] != "2030-01-02T03:04:05Z" and measured["commit"] == SOURCE_COMMIT
     assert measured["seed"] == 1234 and measured["dirty"] is None
+    assert measured["torch_threads"] == timing.CPU_THREADS  # --threads를 주지 않은 CPU 측정
     snippet = run.project / "snippets" / f"{registry.by_id('tip4').snippet}.py"
     assert measured["snippet_sha256"] == provenance.sha256(snippet)
     assert measured["benchmark_sha256"] == provenance.sha256(run.project / BENCH_TIP4)
@@ -381,7 +382,8 @@ def test_the_gpu_command_dry_run_goes_end_to_end_on_cpu(runs):
 
 def fake_config(**options):
     defaults = dict(gpu=True, dry_run=False, benchmark=True, publish=False, sweep=False,
-                    results_dir=None, max_minutes=None, seed=None, budget=None)  # fmt: skip
+                    results_dir=None, max_minutes=None, seed=None, budget=None,
+                    threads=None)  # fmt: skip
     option = types.SimpleNamespace(**(defaults | options))
     return types.SimpleNamespace(option=option, stash=pytest.Stash(),
                                  addinivalue_line=lambda name, line: None)  # fmt: skip
@@ -423,7 +425,7 @@ def test_enough_dev_shm_or_a_dry_run_lets_the_gpu_run_start(monkeypatch):
 
 def test_the_method_page_states_the_minimum_round_time_the_plugin_uses():
     text = (ROOT / "docs" / "method.md").read_text(encoding="utf-8")
-    gpu, cpu = (round(plugin.MIN_ROUND_S[kind] * 1000) for kind in ("cuda", "cpu"))
+    gpu, cpu = (round(timing.MIN_ROUND_S[kind] * 1000) for kind in ("cuda", "cpu"))
     assert f"한 라운드는 GPU에서 {gpu} ms, CPU에서 {cpu} ms 이상입니다" in text
 
 
@@ -434,6 +436,34 @@ def test_options_reach_the_measurement_settings():
         plugin.new_run(fake_config(gpu=False).option).seed
         != plugin.new_run(fake_config(gpu=False).option).seed
     )  # 시드를 주지 않으면 실행마다 새로 뽑아 기록합니다
+
+
+@pytest.mark.parametrize(("device", "requested", "expected"), [
+    ("cpu", None, timing.CPU_THREADS), ("cpu", 2, 2), ("cuda", None, None), ("cuda", 3, 3),
+])  # fmt: skip
+def test_threads_option_sets_torch_and_spawned_processes(monkeypatch, device, requested, expected):
+    before = torch.get_num_threads()
+    monkeypatch.delenv("OMP_NUM_THREADS", raising=False)
+    monkeypatch.setattr(plugin.torch.cuda, "is_available", lambda: device == "cuda")
+    monkeypatch.setattr(checks, "gpu_problem", lambda: None)
+    try:
+        torch.set_num_threads(5)  # 바꾸지 않을 때를 알아볼 수 있게 기본값과 다른 값
+        plugin.pytest_configure(fake_config(gpu=device == "cuda", threads=requested))
+        assert torch.get_num_threads() == (expected or 5)
+        assert os.environ.get("OMP_NUM_THREADS") == (str(expected) if expected else None)
+        torch.set_num_threads(5)
+        plugin.pytest_configure(fake_config(gpu=False, benchmark=False, threads=2))
+        assert torch.get_num_threads() == 5  # 평소 pytest는 스레드를 건드리지 않습니다
+    finally:
+        torch.set_num_threads(before)
+
+
+@pytest.mark.parametrize("text", ["0", "-1", "two"])
+def test_threads_must_be_a_positive_integer_in_korean(text):
+    with pytest.raises(Exception, match="1 이상의 정수여야 합니다") as caught:
+        timing.positive_int(text)
+    assert type(caught.value).__name__ == "ArgumentTypeError"
+    assert timing.positive_int("3") == 3
 
 
 # --- 평소 pytest -------------------------------------------------------------------------------
