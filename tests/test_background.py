@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests import site_scan
-from tests.conftest import waits_for_background
+from tests.conftest import USES_EVERY_CORE, session_order, waits_for_background
 from tests.site_build import ROOT
 
 # 낮춘 프로세스 아래에서, root라면 Chromium처럼 nice를 -8로 되돌려 보고 정책과 nice를 찍습니다.
@@ -47,6 +47,15 @@ def test_tests_that_wait_for_background_work_come_last(request):
     if not any(waits):
         pytest.skip("이번 실행에 노트북 실행이나 브라우저 검사를 기다리는 테스트가 없습니다")
     assert waits == sorted(waits)
+
+
+def test_tests_that_use_every_core_come_after_the_others_but_before_the_waiting_ones(request):
+    order = [session_order(item) for item in request.session.items]
+    assert order == sorted(order)
+    names = {item.path.name for item in request.session.items}
+    if not USES_EVERY_CORE & names:
+        pytest.skip("이번 실행에 두 코어를 다 쓰는 테스트 파일이 없습니다")
+    assert all((ROOT / "tests" / name).is_file() for name in USES_EVERY_CORE)
 
 
 def test_browser_findings_survive_the_trip_between_processes():
