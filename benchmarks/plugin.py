@@ -55,9 +55,9 @@ def pytest_addoption(parser):
         help="측정 전체의 시간 한도(분, --gpu의 기본값 10).",
     )
     add("--seed", type=int, default=None, help="라운드 순서를 정하는 시드(기본: 실행마다 새로).")
-    budget = "묶음 하나의 라운드 시간(초, 기본 CPU 10, GPU 8). 구간이 ±5%면 먼저 멈춥니다."
+    budget = "묶음 하나의 라운드 시간(초, 기본 CPU 10, GPU 8). 구간이 ±5%%면 먼저 멈춥니다."
     add("--budget", type=float, default=None, help=budget)
-    threads = "CPU에서 잴 때의 torch 스레드 수(기본 1: 다른 프로그램이 코어를 써도 덜 흔들립니다)."
+    threads = "잴 때의 torch 스레드 수(기본: CPU 1, GPU는 torch의 기본값). docs/method.md#threads"
     add("--threads", type=timing.positive_int, default=None, help=threads)
 
 

@@ -22,7 +22,8 @@ def synchronized_perf_counter() -> float:
 
 def benchmark_settings(device: torch.device) -> dict:
     """pytest-benchmark의 benchmark 표시에 넘길 값: 한 라운드의 최소 시간과 타이머."""
-    settings = {"min_time": MIN_ROUND_S[device.type], "warmup": False}
+    kind = "cuda" if device.type == "cuda" else "cpu"
+    settings = {"min_time": MIN_ROUND_S[kind], "warmup": False}
     if device.type == "cuda":
         settings["timer"] = synchronized_perf_counter
     return settings

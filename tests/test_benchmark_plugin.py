@@ -458,6 +458,18 @@ def test_threads_option_sets_torch_and_spawned_processes(monkeypatch, device, re
         torch.set_num_threads(before)
 
 
+def test_help_lists_every_project_option_and_a_bad_thread_count_stops_in_korean():
+    # argparse가 도움말을 %-서식으로 채우므로 "±5%" 같은 글자 하나가 `pytest --help`를 깨뜨립니다.
+    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
+    shown = subprocess.run([*command, "--help"], cwd=ROOT, capture_output=True, text=True)
+    assert shown.returncode == 0, shown.stderr[-2000:]
+    for option in ("--benchmark", "--publish", "--sweep", "--budget", "--threads", "--seed"):
+        assert f"  {option}" in shown.stdout
+    bad = subprocess.run([*command, "--benchmark", "--threads", "0", "--collect-only", BENCH_TIP4],
+                         cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    assert bad.returncode == 4 and "--threads: 1 이상의 정수여야 합니다: '0'" in bad.stderr
+
+
 @pytest.mark.parametrize("text", ["0", "-1", "two"])
 def test_threads_must_be_a_positive_integer_in_korean(text):
     with pytest.raises(Exception, match="1 이상의 정수여야 합니다") as caught:
