@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import argparse
 import hashlib
 import json
 import os
@@ -423,10 +424,11 @@ def test_enough_dev_shm_or_a_dry_run_lets_the_gpu_run_start(monkeypatch):
     assert run.device.type == "cuda" and run.max_seconds == 600 and run.settings.budget_s == 8.0
 
 
-def test_the_method_page_states_the_minimum_round_time_the_plugin_uses():
+def test_the_method_page_states_the_round_time_and_thread_count_the_plugin_uses():
     text = (ROOT / "docs" / "method.md").read_text(encoding="utf-8")
     gpu, cpu = (round(timing.MIN_ROUND_S[kind] * 1000) for kind in ("cuda", "cpu"))
     assert f"한 라운드는 GPU에서 {gpu} ms, CPU에서 {cpu} ms 이상입니다" in text
+    assert f"`torch.set_num_threads({timing.CPU_THREADS})`" in text  # 스레드 절(#threads)
 
 
 def test_options_reach_the_measurement_settings():
@@ -472,9 +474,8 @@ def test_help_lists_every_project_option_and_a_bad_thread_count_stops_in_korean(
 
 @pytest.mark.parametrize("text", ["0", "-1", "two"])
 def test_threads_must_be_a_positive_integer_in_korean(text):
-    with pytest.raises(Exception, match="1 이상의 정수여야 합니다") as caught:
+    with pytest.raises(argparse.ArgumentTypeError, match="1 이상의 정수여야 합니다"):
         timing.positive_int(text)
-    assert type(caught.value).__name__ == "ArgumentTypeError"
     assert timing.positive_int("3") == 3
 
 
