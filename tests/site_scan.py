@@ -202,7 +202,8 @@ RUN_AXE_JS = """async ({allRules, colourRules}) => {
     const key = keyOf(token);
     if (seen.has(key)) repeated.push(token); else seen.add(key);
   }
-  // axe의 규칙 객체(공개 API 밖)에서 고르는 함수를 잠시 감쌉니다. axe 버전은 requirements.txt에 고정.
+  // axe의 규칙 객체(공개 API 밖)에서 고르는 함수를 잠시 감쌉니다.
+  // axe 버전은 requirements.txt에 고정했습니다.
   const rule = axe._audit.rules.find(r => r.id === 'color-contrast');
   const matches = rule.matches, twins = new Set(repeated);
   rule.matches = (node, ...rest) => !twins.has(node) && matches.call(rule, node, ...rest);
