@@ -9,7 +9,7 @@ import sys
 import pytest
 
 from tests import site_scan
-from tests.conftest import USES_EVERY_CORE, session_order, waits_for_background
+from tests.conftest import USES_EVERY_CORE, session_order
 from tests.site_build import ROOT
 
 # 낮춘 프로세스 아래에서, root라면 Chromium처럼 nice를 -8로 되돌려 보고 정책과 nice를 찍습니다.
@@ -40,16 +40,10 @@ def test_background_work_stays_idle_even_when_a_child_raises_its_priority():
         assert niceness == -8  # 되돌리기는 되었지만 정책은 그대로입니다
 
 
-def test_tests_that_wait_for_background_work_come_last(request):
+def test_every_core_tests_come_late_and_tests_that_wait_for_background_work_last(request):
     """결과를 기다리는 테스트(노트북, 브라우저 검사)가 앞에 오면 세션이 거기서 그 일을 통째로
-    기다립니다. 맨 뒤에 와야 다른 테스트와 겹칩니다(tests/conftest.py)."""
-    waits = [waits_for_background(item) for item in request.session.items]
-    if not any(waits):
-        pytest.skip("이번 실행에 노트북 실행이나 브라우저 검사를 기다리는 테스트가 없습니다")
-    assert waits == sorted(waits)
-
-
-def test_tests_that_use_every_core_come_after_the_others_but_before_the_waiting_ones(request):
+    기다립니다. 맨 뒤에 와야 다른 테스트와 겹칩니다. 두 코어를 다 쓰는 파일(USES_EVERY_CORE)은
+    배경 일이 대개 끝난 그 앞에 둡니다(tests/conftest.py)."""
     assert all((ROOT / "tests" / name).is_file() for name in USES_EVERY_CORE)  # 이름이 낡지 않게
     order = [session_order(item) for item in request.session.items]
     assert order == sorted(order)
