@@ -16,10 +16,12 @@ import subprocess
 from datetime import UTC, datetime
 from importlib import metadata
 from pathlib import Path
-
-import torch
+from typing import TYPE_CHECKING
 
 from guide import registry
+
+if TYPE_CHECKING:
+    import torch
 
 
 def _run(command: list[str], cwd: Path | None = None) -> str | None:
@@ -101,6 +103,8 @@ def power_limit_w(device: torch.device) -> float | None:
     """GPU의 전력 한도(W). 이름이 같은 H200 SXM(700 W)과 H200 NVL(600 W 이하)을 가릅니다."""
     if device.type != "cuda":
         return None
+    import torch  # 사이트 빌드는 코드 지문만 쓰므로 torch(약 1.5초)는 쓰는 함수에서 읽습니다
+
     index = device.index if device.index is not None else torch.cuda.current_device()
     query = [
         "nvidia-smi",
@@ -117,6 +121,8 @@ def power_limit_w(device: torch.device) -> float | None:
 
 def describe_device(device: torch.device) -> dict:
     """파일 하나에 하나인 장치 부분: 페이지를 합칠 때 이 값이 모두 같아야 합니다."""
+    import torch
+
     cuda = device.type == "cuda"
     return {
         "kind": device.type,
@@ -163,6 +169,8 @@ def describe_code(page: registry.Page, root: Path) -> dict:
 
 def describe_measured(device: torch.device, page: registry.Page, root: Path, seed: int) -> dict:
     """페이지 하나를 잰 조건: 코드, 날짜, 커밋, 라이브러리 버전, 스레드, TF32 설정."""
+    import torch
+
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     return {
         **describe_code(page, root),

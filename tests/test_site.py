@@ -21,6 +21,7 @@ from hooks import cache, chart_svg, dirty
 from hooks import pages as pages_hook
 from hooks.snippet_check import INCLUDE, find_problem
 from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
+from tests.site_scan import CONFIG
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -51,6 +52,20 @@ def test_normal_build_redraws_no_chart_and_runs_no_notebook(built_site, tmp_path
         assert before  # 결과가 있으면 차트가 있고, 그 차트를 캐시에서 읽었습니다
     notebook = (tmp_path / "site" / "notebooks" / "tip4_create_on_device.html").read_text("utf-8")
     assert "실행하지 않고 빌드해서 출력이 없습니다" in notebook
+
+
+def test_the_build_hooks_load_no_pytorch():
+    # 빌드는 결과 파일을 읽고 코드 지문만 비교하므로 torch가 필요 없습니다. torch를 읽으면
+    # `mkdocs build`와 `mkdocs serve`의 시작이 1.5초쯤 늦어집니다(benchmarks/provenance.py).
+    hooks = [Path(path).stem for path in CONFIG["hooks"]]
+    probe = (
+        "import importlib, sys\n"
+        f"for name in {hooks!r}: importlib.import_module('hooks.' + name)\n"
+        "print(sorted(m for m in ('torch', 'lightning') if m in sys.modules))"
+    )
+    result = subprocess.run([sys.executable, "-c", probe], cwd=ROOT, capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() == "[]"
 
 
 def test_serve_rebuild_compiles_no_template_twice():
