@@ -40,6 +40,17 @@ def test_background_work_stays_idle_even_when_a_child_raises_its_priority():
         assert niceness == -8  # 되돌리기는 되었지만 정책은 그대로입니다
 
 
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="코어 지정은 Linux에만 있습니다")
+def test_background_work_keeps_to_the_back_half_of_the_cores():
+    code = "from tests import background; import os\nbackground.lower_priority()\n"
+    code += "print(sorted(os.sched_getaffinity(0)))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
+    )
+    cores = sorted(os.sched_getaffinity(0))
+    assert result.stdout.strip() == str(cores[len(cores) // 2 :])
+
+
 def test_every_core_tests_come_late_and_tests_that_wait_for_background_work_last(request):
     """결과를 기다리는 테스트(노트북, 브라우저 검사)가 앞에 오면 세션이 거기서 그 일을 통째로
     기다립니다. 맨 뒤에 와야 다른 테스트와 겹칩니다. 두 코어를 다 쓰는 파일(USES_EVERY_CORE)은
