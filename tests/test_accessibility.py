@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import shutil
 from html.parser import HTMLParser
@@ -38,10 +39,11 @@ from tests.site_scan import (
     PAGES,
     SCHEMES,
     BrowserFindings,
+    empty_search_index,
     scan_site,
     serving,
 )
-from tests.test_browser import MAX_PAGE_BYTES, VIEWPORTS
+from tests.test_browser import MAX_PAGE_BYTES, VIEWPORTS, FirstVisit
 
 # axe가 심각하다고 보는 등급. moderate·minor는 보고만 합니다(Material이 만드는 것이 남아 있습니다).
 BLOCKING = {"critical", "serious"}
@@ -130,6 +132,20 @@ def test_every_page_loads_cleanly_at_both_sizes(findings, page_path, viewport):
     assert visit["broken_images"] == []
     assert visit["overflow_px"] <= 0, f"{viewport}에서 페이지가 옆으로 넘칩니다"
     assert visit["gzipped_bytes"] < MAX_PAGE_BYTES, "첫 방문에 받는 양이 너무 많습니다"
+
+
+def test_the_scan_skips_building_the_search_index_but_counts_its_bytes(built_site):
+    # 검사는 검색하지 않으므로 문서가 없는 색인으로 답하지만(site_scan.empty_search_index), 첫 방문
+    # 전송량에는 진짜 색인 파일이 들어가야 위 상한 검사가 실제 방문과 같은 양을 봅니다.
+    class Route:
+        async def fulfill(self, body, content_type):
+            self.body = json.loads(body)
+
+    visit, route = FirstVisit(built_site, "/"), Route()
+    asyncio.run(empty_search_index(built_site, visit)(route))
+    real = json.loads((built_site / "search" / "search_index.json").read_text(encoding="utf-8"))
+    assert real["docs"] and route.body == {**real, "docs": []}
+    assert visit.local_files == {built_site / "search" / "search_index.json"}
 
 
 @pytest.mark.parametrize("viewport", list(VIEWPORTS))
