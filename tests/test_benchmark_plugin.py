@@ -69,8 +69,9 @@ def copy_for_benchmarks(destination: Path) -> Path:
     snippet = destination / "snippets" / "tip4_create_on_device.py"
     text = snippet.read_text(encoding="utf-8")
     for name in ("lightning_import", "lightning"):
-        head, rest = text.split(f"# --8<-- [start:{name}]\n", 1)
-        text = head + rest.split(f"# --8<-- [end:{name}]\n", 1)[1]
+        start, end = f"# --8<-- [start:{name}]\n", f"# --8<-- [end:{name}]\n"
+        assert start in text and end in text, f"팁 4 스니펫에 {name} 구역이 없습니다"
+        text = text[: text.index(start)] + text[text.index(end) + len(end) :]
     assert "lightning" not in text and "L." not in text
     snippet.write_text(text, encoding="utf-8")
     return destination
