@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
+import time
+from pathlib import Path
 
 import pytest
 
-from tests import site_scan
+from tests import background, site_scan
 from tests.conftest import USES_EVERY_CORE, session_order
 from tests.site_build import ROOT
 
@@ -49,6 +52,48 @@ def test_background_work_keeps_to_the_back_half_of_the_cores():
     )
     cores = sorted(os.sched_getaffinity(0))
     assert result.stdout.strip() == str(cores[len(cores) // 2 :])
+
+
+# 낮춘 프로세스가 새 세션의 자식(노트북 커널처럼)을 띄우고, 그 자식은 스레드를 하나 더 둡니다.
+PINNED_FAMILY = """
+import subprocess, sys
+from tests import background
+background.lower_priority()
+grandchild = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
+subprocess.run([sys.executable, "-c", grandchild], start_new_session=True)
+"""
+
+
+def task_affinities(pids: list[int]) -> list[set[int]]:
+    return [
+        os.sched_getaffinity(int(task.name))
+        for pid in pids
+        for task in Path(f"/proc/{pid}/task").glob("*")
+    ]
+
+
+@pytest.mark.skipif(
+    not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
+    reason="코어 지정은 Linux에서, 코어가 2개 이상일 때만 확인합니다",
+)
+def test_waiting_for_background_work_gives_it_every_core_again(monkeypatch):
+    every_core = os.sched_getaffinity(0)
+    process = subprocess.Popen([sys.executable, "-c", PINNED_FAMILY], cwd=ROOT)
+    monkeypatch.setattr(background, "STARTED", [process])
+    try:
+        deadline = time.monotonic() + 30
+        # 부모의 스레드 하나와 손자의 스레드 둘이 모두 뜰 때까지 기다립니다.
+        while len(task_affinities(background.descendants(process.pid))) < 3:
+            assert time.monotonic() < deadline, "손자 프로세스가 30초 안에 뜨지 않았습니다"
+            time.sleep(0.1)
+        family = background.descendants(process.pid)
+        assert every_core not in task_affinities(family)  # 처음에는 모두 뒤쪽 코어에 묶여 있습니다
+        background.release_all()
+        assert task_affinities(family) == [every_core] * len(task_affinities(family))
+    finally:
+        for pid in background.descendants(process.pid)[::-1]:
+            os.kill(pid, signal.SIGKILL)
+        process.wait()
 
 
 def test_every_core_tests_come_late_and_tests_that_wait_for_background_work_last(request):
