@@ -20,19 +20,18 @@ from tests.site_build import ROOT
 FALLBACK_NICENESS = 10  # SCHED_IDLE이 없는 운영체제(macOS)에서 대신 올리는 nice 값
 
 
-def lower_priority() -> None:
+def lower_priority(back_cores_only: bool) -> None:
     """이 프로세스와 그 아래 모든 프로세스가 남는 CPU로만 돌게 합니다(Linux의 SCHED_IDLE).
 
     nice만 올리면 root로 도는 Chromium이 자기 스레드를 nice -8까지 되돌려 다른 테스트를
     밀어냈습니다. SCHED_IDLE은 nice와 따로인 스케줄링 정책이라 그렇게 되돌아가지 않습니다.
+    back_cores_only이면 뒤쪽 절반의 코어에만 둡니다(CONTRIBUTING.md의 캐시 이야기).
     """
     if hasattr(os, "SCHED_IDLE"):
         os.sched_setscheduler(0, os.SCHED_IDLE, os.sched_param(0))
     else:
         os.nice(FALLBACK_NICENESS)
-    if hasattr(os, "sched_setaffinity"):
-        # 뒤쪽 절반의 코어에만 둡니다. 코어를 오가며 돌면 그 코어의 캐시를 덮어써, 우선순위가
-        # 낮아도 다른 테스트가 느려졌습니다(2코어에서 Inductor 컴파일 21초 → 36초, 묶으면 24초).
+    if back_cores_only and hasattr(os, "sched_setaffinity"):
         cores = sorted(os.sched_getaffinity(0))
         os.sched_setaffinity(0, cores[len(cores) // 2 :])
 

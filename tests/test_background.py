@@ -27,7 +27,7 @@ print(os.sched_getscheduler(0), os.getpriority(os.PRIO_PROCESS, 0))
 PARENT = f"""
 import subprocess, sys
 from tests import background
-background.lower_priority()
+background.lower_priority(back_cores_only=False)
 subprocess.run([sys.executable, "-c", {CHILD!r}], check=True)
 """
 
@@ -44,21 +44,23 @@ def test_background_work_stays_idle_even_when_a_child_raises_its_priority():
 
 
 @pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="코어 지정은 Linux에만 있습니다")
-def test_background_work_keeps_to_the_back_half_of_the_cores():
-    code = "from tests import background; import os\nbackground.lower_priority()\n"
+@pytest.mark.parametrize("back_cores_only", [True, False])
+def test_background_work_keeps_to_the_back_half_of_the_cores_when_asked(back_cores_only):
+    code = "from tests import background; import os\n"
+    code += f"background.lower_priority(back_cores_only={back_cores_only})\n"
     code += "print(sorted(os.sched_getaffinity(0)))"
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, check=True
     )
     cores = sorted(os.sched_getaffinity(0))
-    assert result.stdout.strip() == str(cores[len(cores) // 2 :])
+    assert result.stdout.strip() == str(cores[len(cores) // 2 :] if back_cores_only else cores)
 
 
 # 낮춘 프로세스가 새 세션의 자식(노트북 커널처럼)을 띄우고, 그 자식은 스레드를 하나 더 둡니다.
 PINNED_FAMILY = """
 import subprocess, sys
 from tests import background
-background.lower_priority()
+background.lower_priority(back_cores_only=True)
 grandchild = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
 subprocess.run([sys.executable, "-c", grandchild], start_new_session=True)
 """
