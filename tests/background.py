@@ -3,7 +3,7 @@
 
 평소 pytest는 2코어의 절반 남짓만 씁니다. 이 일들은 남는 CPU로만 돌고, 그 결과를 기다리는
 테스트는 맨 뒤에 둡니다(tests/conftest.py). 그래도 다른 테스트가 얼마간 느려집니다
-(CONTRIBUTING.md).
+(CONTRIBUTING.md). 세션이 결과를 기다리기 시작하면 모든 코어를 쓰게 풉니다(release_all).
 """
 
 from __future__ import annotations

@@ -78,7 +78,7 @@ def task_affinities(pids: list[int]) -> list[set[int]]:
     not hasattr(os, "sched_setaffinity") or len(os.sched_getaffinity(0)) < 2,
     reason="코어 지정은 Linux에서, 코어가 2개 이상일 때만 확인합니다",
 )
-def test_waiting_for_background_work_gives_it_every_core_again(monkeypatch):
+def test_release_all_puts_every_thread_of_the_family_back_on_every_core(monkeypatch):
     every_core = os.sched_getaffinity(0)
     process = subprocess.Popen([sys.executable, "-c", PINNED_FAMILY], cwd=ROOT)
     monkeypatch.setattr(background, "STARTED", [process])
@@ -96,6 +96,17 @@ def test_waiting_for_background_work_gives_it_every_core_again(monkeypatch):
         for pid in background.descendants(process.pid)[::-1]:
             os.kill(pid, signal.SIGKILL)
         process.wait()
+
+
+def test_waiting_for_background_work_releases_it_first(monkeypatch, tmp_path):
+    # 세션이 결과를 기다리기 시작하면 그때부터는 앞쪽 코어가 놀므로, 기다리기 전에 풉니다.
+    released = []
+    monkeypatch.setattr(background, "release_all", lambda: released.append(True))
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    log = tmp_path / "job.log"
+    log.write_text("", encoding="utf-8")
+    background.wait(finished, log, None, "시험 프로세스가")
+    assert released == [True]
 
 
 def test_every_core_tests_come_late_and_tests_that_wait_for_background_work_last(request):
