@@ -15,6 +15,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import psutil
+
 from tests.site_build import ROOT
 
 FALLBACK_NICENESS = 10  # SCHED_IDLE이 없는 운영체제(macOS)에서 대신 올리는 nice 값
@@ -51,37 +53,24 @@ def start(module: str, args: list[str], log: Path) -> subprocess.Popen:
     return process
 
 
-def descendants(root: int) -> list[int]:
-    """root와 그 아래 모든 프로세스의 번호(Linux의 /proc에서 부모를 따라갑니다)."""
-    children: dict[int, list[int]] = {}
-    for stat in Path("/proc").glob("[0-9]*/stat"):
-        with contextlib.suppress(OSError):
-            # 이름(괄호 안)에 공백이 있을 수 있어 마지막 ")" 뒤에서 부모 번호를 읽습니다.
-            parent = int(stat.read_text().rsplit(")", 1)[1].split()[1])
-            children.setdefault(parent, []).append(int(stat.parent.name))
-    found, queue = [], [root]
-    while queue:
-        pid = queue.pop()
-        found.append(pid)
-        queue += children.get(pid, [])
-    return found
-
-
 def release_all() -> None:
     """띄운 배경 일이 다시 모든 코어를 쓰게 합니다. 테스트 세션이 그 결과를 기다리기만 할 때
     부릅니다: 그때는 앞쪽 코어가 놀고 있으므로 뒤쪽에 묶어 둘 까닭이 없습니다. 코어 지정은
     스레드마다 있어, 이미 떠 있는 프로세스의 모든 스레드를 바꿉니다. 노트북 커널처럼 새 세션을
-    여는 자식도 부모를 따라가 찾습니다."""
+    여는 자식도 부모를 따라가 찾습니다(psutil의 children)."""
     if not hasattr(os, "sched_setaffinity"):
         return
     cores = os.sched_getaffinity(0)
     for process in STARTED:
-        if process.poll() is not None:
+        try:
+            root = psutil.Process(process.pid)
+            family = [root, *root.children(recursive=True)]
+        except psutil.NoSuchProcess:  # 이미 끝난 일
             continue
-        for pid in descendants(process.pid):
-            for task in Path(f"/proc/{pid}/task").glob("*"):
-                with contextlib.suppress(OSError):  # 그 사이에 끝난 스레드
-                    os.sched_setaffinity(int(task.name), cores)
+        for member in family:
+            with contextlib.suppress(psutil.NoSuchProcess, OSError):  # 그 사이에 끝난 것
+                for thread in member.threads():
+                    os.sched_setaffinity(thread.id, cores)
 
 
 def wait(process: subprocess.Popen, log: Path, timeout_s: float | None, subject: str) -> None:

@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import os
-import signal
 import subprocess
 import sys
 import time
-from pathlib import Path
 
+import psutil
 import pytest
 
 from tests import background, site_scan
@@ -56,22 +55,28 @@ def test_background_work_keeps_to_the_back_half_of_the_cores_when_asked(back_cor
     assert result.stdout.strip() == str(cores[len(cores) // 2 :] if back_cores_only else cores)
 
 
-# 낮춘 프로세스가 새 세션의 자식(노트북 커널처럼)을 띄우고, 그 자식은 스레드를 하나 더 둡니다.
-PINNED_FAMILY = """
+# 낮춘 프로세스 아래의 자식이, 노트북 커널처럼 새 세션을 여는 손자를 띄웁니다. 손자는 스레드를 하나
+# 더 둡니다.
+GRANDCHILD = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
+CHILD_OF_PINNED = f"""
+import subprocess, sys
+subprocess.run([sys.executable, "-c", {GRANDCHILD!r}], start_new_session=True)
+"""
+PINNED_FAMILY = f"""
 import subprocess, sys
 from tests import background
 background.lower_priority(back_cores_only=True)
-grandchild = "import threading, time; threading.Thread(target=time.sleep, args=(60,)).start()"
-subprocess.run([sys.executable, "-c", grandchild], start_new_session=True)
+subprocess.run([sys.executable, "-c", {CHILD_OF_PINNED!r}])
 """
 
 
-def task_affinities(pids: list[int]) -> list[set[int]]:
-    return [
-        os.sched_getaffinity(int(task.name))
-        for pid in pids
-        for task in Path(f"/proc/{pid}/task").glob("*")
-    ]
+def family_of(pid: int) -> list[psutil.Process]:
+    root = psutil.Process(pid)
+    return [root, *root.children(recursive=True)]
+
+
+def task_affinities(family: list[psutil.Process]) -> list[set[int]]:
+    return [os.sched_getaffinity(thread.id) for member in family for thread in member.threads()]
 
 
 @pytest.mark.skipif(
@@ -84,17 +89,17 @@ def test_release_all_puts_every_thread_of_the_family_back_on_every_core(monkeypa
     monkeypatch.setattr(background, "STARTED", [process])
     try:
         deadline = time.monotonic() + 30
-        # 부모의 스레드 하나와 손자의 스레드 둘이 모두 뜰 때까지 기다립니다.
-        while len(task_affinities(background.descendants(process.pid))) < 3:
+        # 부모와 자식의 스레드 하나씩, 손자의 스레드 둘이 모두 뜰 때까지 기다립니다.
+        while len(task_affinities(family_of(process.pid))) < 4:
             assert time.monotonic() < deadline, "손자 프로세스가 30초 안에 뜨지 않았습니다"
             time.sleep(0.1)
-        family = background.descendants(process.pid)
+        family = family_of(process.pid)
         assert every_core not in task_affinities(family)  # 처음에는 모두 뒤쪽 코어에 묶여 있습니다
         background.release_all()
         assert task_affinities(family) == [every_core] * len(task_affinities(family))
     finally:
-        for pid in background.descendants(process.pid)[::-1]:
-            os.kill(pid, signal.SIGKILL)
+        for member in family_of(process.pid)[::-1]:
+            member.kill()
         process.wait()
 
 
