@@ -62,6 +62,9 @@ def release_all() -> None:
         return
     cores = os.sched_getaffinity(0)
     for process in STARTED:
+        # 끝나서 거둔 일은 건너뜁니다. 그 번호는 이제 다른 프로세스의 것일 수 있습니다.
+        if process.poll() is not None:
+            continue
         try:
             root = psutil.Process(process.pid)
             family = [root, *root.children(recursive=True)]

@@ -139,8 +139,8 @@ def finish(process: subprocess.Popen, workdir: Path) -> dict[str, dict]:
 if __name__ == "__main__":
     # 다른 테스트가 CPU를 원하면 먼저 쓰게 하고, 이 실행은 남는 CPU로만 돕니다(nbmake와 커널도
     # 물려받습니다).
-    # torch 계산은 남는 CPU로만 돌면 다른 테스트를 느리게 하지 않았습니다(같은 컴파일 테스트가
-    # 행렬 곱을 되풀이하는 배경 프로세스 둘과 함께 19초). 그래서 어느 코어든 빈 곳에서 돕니다.
+    # 브라우저 검사와 달리 뒤쪽 코어에 묶지 않습니다. 묶으면 두 배경 일이 한 코어를 나눠 써서
+    # 세션이 끝에서 기다렸습니다(CONTRIBUTING.md).
     background.lower_priority(back_cores_only=False)
     folder, worker_count, *paths = sys.argv[1:]
     runs = run_notebooks([Path(path) for path in paths], Path(folder), int(worker_count))

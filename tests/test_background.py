@@ -103,6 +103,19 @@ def test_release_all_puts_every_thread_of_the_family_back_on_every_core(monkeypa
         process.wait()
 
 
+def test_release_all_leaves_finished_work_alone(monkeypatch):
+    # 끝난 일의 프로세스 번호는 운영체제가 다른 프로세스에 다시 줄 수 있어, 찾아보지도 않습니다.
+    finished = subprocess.Popen([sys.executable, "-c", "pass"])
+    finished.wait()
+    monkeypatch.setattr(background, "STARTED", [finished])
+
+    def looked_up(pid):
+        raise AssertionError(f"끝난 일의 번호 {pid}를 찾아보았습니다")
+
+    monkeypatch.setattr(background.psutil, "Process", looked_up)
+    background.release_all()
+
+
 def test_waiting_for_background_work_releases_it_first(monkeypatch, tmp_path):
     # 세션이 결과를 기다리기 시작하면 그때부터는 앞쪽 코어가 놀므로, 기다리기 전에 풉니다.
     released = []
