@@ -9,4 +9,4 @@ import os
 # 직접 정한 값이 있으면 그 값을 씁니다. 설명: docs/method.md#shared-cores
 os.environ.setdefault("GOMP_SPINCOUNT", "1000")
 
-pytest_plugins = ["benchmarks.plugin"]
+pytest_plugins = ["measuring.plugin"]

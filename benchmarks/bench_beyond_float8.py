@@ -13,7 +13,7 @@ import time
 import pytest
 import torch
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import beyond_float8 as f8
 
 PAGE = "float8"

@@ -8,7 +8,7 @@
 import pytest
 import torch
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import beyond_fused_optimizers as bf
 
 PAGE = "fused-optimizers"

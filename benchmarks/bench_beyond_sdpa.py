@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch.nn.attention import SDPBackend
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import beyond_sdpa as sdpa
 
 PAGE = "sdpa"

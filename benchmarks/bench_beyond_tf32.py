@@ -7,7 +7,7 @@
 import pytest
 import torch
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import beyond_tf32 as bt
 
 PAGE = "tf32"

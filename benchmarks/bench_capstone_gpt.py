@@ -18,7 +18,7 @@ import pytest
 import torch
 from torch._inductor.runtime.cache_dir_utils import temporary_cache_dir
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import beyond_checkpointing as ck
 from snippets import capstone_gpt as cap
 

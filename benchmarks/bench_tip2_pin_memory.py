@@ -6,7 +6,7 @@ CUDA GPU에서만 잽니다. 가속기가 없으면 고정할 수도, 복사할 
 - 배치 복사(헤드라인): 이미지 배치 하나를 페이지 가능 메모리에서 `copy_pageable`로, 미리 고정한
   배치를 `copy_pinned`로 보냅니다. 매번 `pin_batch`로 고정한 뒤 보내는 경우도 함께 잽니다.
   `copy_pinned`는 `non_blocking=True`라서 복사가 끝나기 전에 돌아오지만, GPU에서는 시계를 읽을
-  때마다 CUDA를 동기화하므로(benchmarks/timing.py) 한 라운드에는 복사 전체가 들어갑니다.
+  때마다 CUDA를 동기화하므로(measuring/timing.py) 한 라운드에는 복사 전체가 들어갑니다.
 - 천장: 약 1 GiB의 고정된 텐서를 미리 잡아 둔 GPU 텐서로 복사한 GB/s입니다. 호스트와 GPU 사이의
   연결(H200은 PCIe Gen5 ×16, 이론상 한 방향 64 GB/s)이 실제로 내는 속도입니다.
 - 복사와 계산 겹치기: 고정된 배치들로 `train_one_epoch`(한 스트림) vs `train_with_prefetch`(복사

@@ -5,7 +5,7 @@
 
 import pytest
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import tip4_create_on_device as tip4
 
 PAGE = "tip4"

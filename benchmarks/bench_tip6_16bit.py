@@ -13,7 +13,7 @@ import pytest
 import torch
 from torch.utils.flop_counter import FlopCounterMode
 
-from benchmarks import ceilings
+from measuring import ceilings
 from snippets import tip6_16bit as tip6
 
 PAGE = "tip6"

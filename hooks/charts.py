@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from benchmarks.formatting import format_ratio
 from hooks.chart_svg import INK, cached_svg, render_svg
+from report.formatting import format_ratio
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

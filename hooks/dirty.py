@@ -16,9 +16,14 @@ HTML보다 새로우면 그 페이지를 바뀐 것으로 칩니다. 평소 빌�
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from mkdocs.plugins import event_priority
+
+# 사이트의 패키지는 설치하지 않으므로(pyproject.toml) 저장소 루트에서 찾습니다. MkDocs는 훅을
+# 읽는 동안 hooks/만 경로에 넣었다가 되돌리므로, 아래 import가 모두 여기서 풀립니다.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from hooks.snippet_check import INCLUDE
 

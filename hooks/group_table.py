@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from benchmarks import analysis, conclusions, formatting
 from guide import peaks
+from report import analysis, conclusions, formatting
 
 
 @dataclass

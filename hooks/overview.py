@@ -6,11 +6,12 @@
 
 from __future__ import annotations
 
-from benchmarks import analysis, conclusions, formatting
 from guide import peaks, registry
 from hooks import charts
 from hooks.results_data import Device
 from hooks.templating import REQUIRES_LABELS, Chart, Url, measure_command, plain, render
+from report import analysis, conclusions, formatting
+from torchdoctor.words import ratio_text
 
 DEVICE_LABELS = {
     "name": "장치",
@@ -50,18 +51,18 @@ def _overview_cell(
         worst = group.costliest
         if worst is None:
             return "차이 없음 (모두 ±5% 안)", note, (1.0, 1.0, 1.0, "same", "차이 없음")
-        text = f"가장 비싼 것: {plain(worst.label)} {worst.ratio.text()}"
+        text = f"가장 비싼 것: {plain(worst.label)} {ratio_text(worst.ratio)}"
         return text, note, (worst.ratio.median, worst.ratio.low, worst.ratio.high, "slower", text)
     row = group.headline
     if not (row and row.ratio):
         return "아직 재지 않음", note, None
-    text = row.ratio.text()
+    text = ratio_text(row.ratio)
     if item.get("value") == "saving" and conclusions.saving_text(group):
         # 배수는 에폭의 길이에 달렸으므로 아낀 시간을 먼저 씁니다(더 나아가기 11).
         text = f"{conclusions.saving_text(group)} 절약 ({text})"
     if view.stale:
         text += " (코드가 바뀐 뒤 재지 않음)"
-    bar = (row.ratio.median, row.ratio.low, row.ratio.high, row.verdict, row.ratio.text())
+    bar = (row.ratio.median, row.ratio.low, row.ratio.high, row.verdict, ratio_text(row.ratio))
     return text, note, bar
 
 
@@ -96,7 +97,7 @@ def headline_summary(view: analysis.PageView) -> str:
     preferred = [item["group"] for item in view.page.overview]
     groups = sorted(view.groups, key=lambda g: preferred.index(g.key) if g.key in preferred else 99)
     group = next((g for g in groups if g.headline and g.headline.ratio), None)
-    return f"{group.title}: {group.headline.ratio.text()}" if group else "재지 않음"
+    return f"{group.title}: {ratio_text(group.headline.ratio)}" if group else "재지 않음"
 
 
 def all_results(devices: list[Device], url) -> str:

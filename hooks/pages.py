@@ -12,12 +12,17 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from html import escape, unescape
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
 from mkdocs.utils import get_relative_url
+
+# 사이트의 패키지는 설치하지 않으므로(pyproject.toml) 저장소 루트에서 찾습니다. MkDocs는 훅을
+# 읽는 동안 hooks/만 경로에 넣었다가 되돌리므로, 아래 import가 모두 여기서 풀립니다.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from guide import registry
 from hooks import cache, overview

@@ -10,13 +10,14 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup
 
-from benchmarks import analysis, curve_sentences, curves
-from benchmarks.formatting import format_number
 from guide import registry
 from hooks import charts
 from hooks.group_table import GroupView, group_view
 from hooks.results_data import Device
 from hooks.templating import Chart, Url, measure_command, plain, render
+from report import analysis, curve_sentences, curves
+from report.formatting import format_number
+from torchdoctor.words import ratio_text
 
 
 @dataclass
@@ -110,7 +111,7 @@ def _sweep_views(device: Device, view: analysis.PageView, chart: Chart) -> list[
         header += ["최대 메모리 증가(MiB): 기준 → 비교"] * memory
         rows = []
         for point in points:
-            cells = [format_number(point.x), point.ratio.text()]
+            cells = [format_number(point.x), ratio_text(point.ratio)]
             if memory:
                 before = point.metrics["baseline"].get("peak_memory_mib")
                 after = point.metrics["variant"].get("peak_memory_mib")

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import re
+import sys
 from pathlib import Path
 
 from markupsafe import Markup
@@ -22,11 +23,15 @@ from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File
 from mkdocs.utils import get_relative_url
 
-from benchmarks.validation import ResultsError
+# 사이트의 패키지는 설치하지 않으므로(pyproject.toml) 저장소 루트에서 찾습니다. MkDocs는 훅을
+# 읽는 동안 hooks/만 경로에 넣었다가 되돌리므로, 아래 import가 모두 여기서 풀립니다.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
 from guide import registry
 from hooks import chart_images, overview, render
 from hooks.pages import measured_page
 from hooks.results_data import gpu_verified, load_devices
+from results_format.validation import ResultsError
 
 log = logging.getLogger("mkdocs.hooks.results")
 

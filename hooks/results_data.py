@@ -1,8 +1,8 @@
 """빌드가 읽는 측정 결과: `results/*.json`을 한 번 읽고 검증하고 분석해 훅에 넘깁니다.
 
-결과 파일은 바깥 데이터입니다. 읽기와 검증은 `python -m benchmarks.results_file`과 같은 함수가
+결과 파일은 바깥 데이터입니다. 읽기와 검증은 `python -m results_format.results_file`과 같은 함수가
 하므로 검증 명령이 통과시킨 파일은 빌드도 받고, 거절한 파일은 빌드도 거절합니다. 분석
-(benchmarks/analysis.py)은 빌드마다 장치 하나에 한 번만 하고, 결과 파일과 측정한 코드가 그대로면
+(report/analysis.py)은 빌드마다 장치 하나에 한 번만 하고, 결과 파일과 측정한 코드가 그대로면
 `mkdocs serve`가 다시 빌드할 때 다시 하지 않습니다.
 """
 
@@ -12,8 +12,9 @@ import functools
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import analysis, provenance, results_file
 from guide import registry
+from report import analysis
+from results_format import provenance, results_file
 
 
 @dataclass(frozen=True)

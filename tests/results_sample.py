@@ -17,9 +17,9 @@ import re
 import signal
 from pathlib import Path
 
-from benchmarks import results_file
-from benchmarks.schema import SCHEMA_VERSION, TEXT_PARAMS
 from guide import registry
+from results_format import results_file
+from results_format.schema import SCHEMA_VERSION, TEXT_PARAMS
 
 GPU_DEVICE = {
     "kind": "cuda",

@@ -7,8 +7,8 @@ import copy
 
 import pytest
 
-from benchmarks import analysis, curves, formatting, summary
 from guide import registry
+from report import analysis, curves, formatting, summary
 from tests.results_sample import cpu_document, entry, ratio, sample_document
 from tests.site_build import ROOT
 

@@ -25,8 +25,10 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import checks, plugin, provenance, results_file, schema, summary, timing, validation
 from guide import registry
+from measuring import checks, plugin, timing
+from report import summary
+from results_format import provenance, results_file, schema, validation
 from tests.results_sample import ratio, sample_document, section, write, write_named
 from tests.site_build import ROOT
 

@@ -14,9 +14,9 @@ import re
 
 import pytest
 
-from benchmarks import analysis, conclusions, curve_sentences, curves, formatting, summary
-from benchmarks.conclusions import NO_MECHANISM
 from guide import registry
+from report import analysis, conclusions, curve_sentences, curves, formatting, summary
+from report.conclusions import NO_MECHANISM
 from tests.results_sample import (
     CONTRADICTIONS,
     CPU_DEVICE,

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import analysis, curve_sentences, curves
 from guide import registry
+from report import analysis, curve_sentences, curves
 
 FASTER, SLOWER, SAME = (1.4, 1.3, 1.5), (0.5, 0.45, 0.55), (1.0, 0.97, 1.03)
 WIDTH = registry.Sweep("width", "폭", "d_model", "폭(d_model)", "fp32", "bf16")

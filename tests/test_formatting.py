@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from benchmarks import formatting
+from report import formatting
 
 
 @pytest.mark.parametrize(

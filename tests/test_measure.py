@@ -14,9 +14,11 @@ import zlib
 import pytest
 import torch
 
-from benchmarks import interleave, measure, stats, validation
-from benchmarks import session as measurement
 from guide import registry
+from measuring import interleave, measure
+from measuring import session as measurement
+from results_format import validation
+from torchdoctor import stats
 
 
 class Clock:

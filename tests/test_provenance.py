@@ -16,8 +16,8 @@ import sys
 import pytest
 import torch
 
-from benchmarks import provenance, schema, validation
 from guide import registry
+from results_format import provenance, schema, validation
 from tests.results_sample import cpu_document, sample_document
 from tests.site_build import ROOT
 

@@ -21,8 +21,8 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import schema
 from guide import registry
+from results_format import schema
 from tests.results_sample import (
     GPU_DEVICE,
     deadline,

@@ -2,7 +2,7 @@
 원자적 쓰기, 파일 이름, 검증 명령.
 
 결과 파일은 다른 컴퓨터에서 오는 바깥 데이터입니다(이슈 21). 나쁜 파일마다 검증 명령
-(`python -m benchmarks.results_file`)과 빌드의 읽기(hooks/results_data.load_devices)가 같은 파일을
+(`python -m results_format.results_file`)과 빌드의 읽기(hooks/results_data.load_devices)가 같은 파일을
 똑같이 거절하는지 봅니다(P12). 읽기가 멈추지 않는 입력(링크, FIFO, 큰 문자열)은 시간 한도 안에서
 끝나야 합니다: 멈추면 실패입니다.
 """
@@ -17,9 +17,9 @@ import sys
 
 import pytest
 
-from benchmarks import results_file, schema
-from benchmarks.results_file import ResultsError
 from hooks import results_data
+from results_format import results_file, schema
+from results_format.results_file import ResultsError
 from tests.results_sample import (
     CPU_DEVICE,
     GPU_DEVICE,
@@ -421,7 +421,7 @@ def test_no_results_folder_means_no_results(tmp_path):
 
 def run_command(*args) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "benchmarks.results_file", *args],
+        [sys.executable, "-m", "results_format.results_file", *args],
         cwd=ROOT, capture_output=True, text=True, timeout=60,
     )  # fmt: skip
 
@@ -439,7 +439,7 @@ def test_the_command_line_validates_files_in_korean(tmp_path, doc):
 def test_help_prints_korean_usage_and_exits_zero(flag):
     result = run_command(flag)
     assert result.returncode == 0
-    assert "사용법: python -m benchmarks.results_file" in result.stderr + result.stdout
+    assert "사용법: python -m results_format.results_file" in result.stderr + result.stdout
     assert "읽을 수 없습니다" not in result.stderr  # --help를 파일 이름으로 읽지 않았습니다
 
 
@@ -603,7 +603,7 @@ def test_a_write_makes_missing_folders_and_a_hidden_temp_file_beside_the_target(
 def test_asking_for_help_prints_the_usage_and_exits_zero(argv, capsys):
     assert results_file.main(argv) == 0
     assert capsys.readouterr().err == (
-        "사용법: python -m benchmarks.results_file 결과파일.json …  (빌드와 같은 검사를 합니다)\n"
+        "사용법: python -m results_format.results_file 결과파일.json …  (빌드와 같은 검사를 합니다)\n"
     )
 
 

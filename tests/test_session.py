@@ -13,9 +13,10 @@ import multiprocessing
 import pytest
 import torch
 
-from benchmarks import interleave, provenance, results_file, validation
-from benchmarks import session as measurement
 from guide import registry
+from measuring import interleave
+from measuring import session as measurement
+from results_format import provenance, results_file, validation
 
 CPU = torch.device("cpu")
 

@@ -56,7 +56,7 @@ def test_normal_build_redraws_no_chart_and_runs_no_notebook(built_site, tmp_path
 
 def test_the_build_hooks_load_no_pytorch():
     # 빌드는 결과 파일을 읽고 코드 지문만 비교하므로 torch가 필요 없습니다. torch를 읽으면
-    # `mkdocs build`와 `mkdocs serve`의 시작이 1.5초쯤 늦어집니다(benchmarks/provenance.py).
+    # `mkdocs build`와 `mkdocs serve`의 시작이 1.5초쯤 늦어집니다(results_format/provenance.py).
     hooks = [Path(path).stem for path in CONFIG["hooks"]]
     probe = (
         "import importlib, sys\n"

@@ -1,4 +1,4 @@
-"""benchmarks/stats.py의 테스트(이슈 17): 짝 비율, 순서 통계량 구간과 그 정확한 신뢰 수준, 구간으로
+"""torchdoctor/stats.py의 테스트(이슈 17, 40): 짝 비율, 순서 통계량 구간과 그 정확한 신뢰 수준, 구간으로
 내리는 판정, 시드로 다시 만드는 라운드 순서. 합성한 값만 씁니다(이 컴퓨터의 속도와 무관합니다)."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from math import comb
 
 import pytest
 
-from benchmarks import stats
+from torchdoctor import stats
 
 
 def coverage(n: int, k: int) -> Fraction:
@@ -92,22 +92,10 @@ def test_precise_enough_means_within_five_percent_of_the_median_at_95(
     assert stats.precise_enough(interval) is precise
 
 
-@pytest.mark.parametrize(
-    ("low", "median", "high", "settled"),
-    [
-        (0.97, 1.0, 1.03, True),  # 경계 안쪽: 차이 없음으로 정해졌습니다
-        (1.10, 1.14, 1.18, True),  # 1.05 위쪽: 빨라짐으로 정해졌습니다
-        (0.88, 0.91, 0.94, True),  # 0.95 아래쪽: 느려짐으로 정해졌습니다
-        (1.03, 1.07, 1.11, False),  # 1.05를 걸침: 더 재면 빨라짐일 수 있습니다
-        (0.92, 0.95, 0.98, False),  # 0.95를 걸침
-        (1.05, 1.08, 1.11, False),  # 경계 위의 끝점도 걸친 것입니다
-        (1.30, 1.50, 1.70, False),  # 경계 밖이어도 ±5%보다 넓으면 더 잽니다
-    ],
-)
-def test_a_group_stops_only_when_every_interval_is_narrow_and_off_the_verdict_edges(
-    low, median, high, settled
-):
-    assert stats.settled(stats.Interval(median, low, high, 0.96)) is settled
+def test_the_stopping_rule_looks_at_the_width_never_at_the_verdict_edges():
+    # 1.05를 걸친 좁은 구간도 멈춥니다: 경계를 벗어날 때까지 더 재면 선택적 멈춤입니다(이슈 40).
+    assert stats.precise_enough(stats.Interval(1.05, 1.03, 1.07, 0.96))
+    assert stats.precise_enough(stats.Interval(0.95, 0.93, 0.97, 0.96))
 
 
 def test_half_width_is_the_farther_side_relative_to_the_median():
@@ -116,26 +104,24 @@ def test_half_width_is_the_farther_side_relative_to_the_median():
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "verdict"),
+    ("low", "high", "verdict", "side"),
     [
-        (1.06, 1.3, "faster"),
-        (1.05, 1.3, "same"),  # 구간이 1.05에 닿으면 "차이 없음"의 범위와 겹칩니다
-        (0.7, 0.94, "slower"),
-        (0.7, 0.95, "same"),
-        (0.8, 1.2, "same"),  # 넓은 구간: 중앙값이 어디든 판정할 수 없습니다
-        (0.97, 1.02, "same"),
+        (1.06, 1.3, "faster", "faster"),
+        (1.05, 1.3, "inconclusive", "faster"),  # 1.05에 닿으면 띠 밖이라고 할 수 없습니다
+        (0.7, 0.94, "slower", "slower"),
+        (0.7, 0.95, "inconclusive", "slower"),
+        (0.81, 0.96, "inconclusive", "slower"),  # 한쪽이지만 띠에 걸침: 판정 보류, 느린 쪽
+        (0.8, 1.2, "inconclusive", None),  # 넓은 구간: 어느 쪽이라고도 할 수 없습니다
+        (0.97, 1.02, "same", None),  # 띠 안: 차이가 ±5%보다 작다는 진술입니다
+        (0.95, 1.05, "same", None),  # 띠의 끝점은 안입니다
+        (1.01, 1.04, "same", "faster"),  # 띠 안이면 1을 빼도 차이 없음입니다
+        (1.04, 1.06, "inconclusive", "faster"),
     ],
 )
-def test_verdict_comes_from_the_whole_interval_against_0_95_to_1_05(low, high, verdict):
+def test_four_verdicts_come_from_the_whole_interval_against_the_band(low, high, verdict, side):
     assert stats.verdict(low, high) == verdict
-
-
-@pytest.mark.parametrize(
-    ("low", "high", "percent"),
-    [(0.97, 1.02, 3), (0.99, 1.01, 1), (0.999, 1.001, 1), (0.9, 1.04, 10), (0.96, 1.071, 8)],
-)
-def test_no_change_percent_is_the_farther_edge_from_one_rounded_up(low, high, percent):
-    assert stats.no_change_percent(low, high) == percent
+    assert stats.side(low, high) == side
+    assert stats.Interval((low + high) / 2, low, high, 0.96).verdict == verdict
 
 
 KEYS = ["baseline", "bf16", "fp16", "tf32", "compile"]

@@ -704,7 +704,7 @@ def test_ci_run_check_can_fail():
 # ---------------------------------------------------------------------------
 
 MAIN_ONLY = "github.ref == 'refs/heads/main'"
-VALIDATE = "-m benchmarks.results_file"
+VALIDATE = "-m results_format.results_file"
 HASHED_INSTALL = "install --require-hashes --no-deps -r requirements-lock.txt"
 README_INSTALL = "install -r requirements.txt"
 # pip의 --no-* 옵션은 환경 변수 값이 거꾸로입니다: PIP_NO_BUILD_ISOLATION=0이

@@ -3,20 +3,20 @@
 pytest-benchmark가 여전히 재는 도구이자 변형마다의 통계를 담는 곳입니다. 변형마다 테스트의
 `benchmark` 준비물을 복제해 그 도구의 실행기(runner)로 시간을 재고, 그 도구의 통계(Metadata)에
 라운드를 쌓습니다. 그래서 `--benchmark-json`과 `--benchmark-compare`가 변형마다 그대로 동작합니다.
-이 모듈은 순서만 정합니다: 각 변형을 워밍업하고 반복 횟수를 정한 다음, 라운드마다 시드에서 정한
-순서대로 한 번씩 돌리고, 모든 짝 비율의 구간이 목표 폭에 닿고 판정의 경계를 걸치지 않거나 시간
-예산을 다 쓰면 멈춥니다.
+이 모듈은 pytest-benchmark의 내부(_make_runner, _calibrate_timer, _make_stats 등)에 기대는 유일한
+곳입니다: 각 변형을 워밍업하고 반복 횟수를 정한 다음, 라운드는 torchdoctor/rounds.py가 돌립니다
+(시드로 섞은 순서, 구간 폭이나 시간 예산으로 멈춤).
 """
 
 from __future__ import annotations
 
 import copy
-import time
 import zlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from benchmarks import memory, stats
+from measuring import memory
+from torchdoctor import rounds, stats
 
 
 @dataclass
@@ -53,9 +53,6 @@ class Timed:
 
     def per_work(self) -> list[float]:
         return [s / self.work for s in self.seconds]
-
-    def active(self, round_index: int) -> bool:
-        return self.max_rounds is None or round_index < self.max_rounds
 
 
 def stable_seed(*parts) -> int:
@@ -97,53 +94,41 @@ def prepare(item: Timed, fixture, settings: Settings, device) -> None:
     item._metadata = fixture._make_stats(iterations)
 
 
-def _interval(baseline: Timed, item: Timed) -> stats.Interval:
+def interval(baseline: Timed, item: Timed) -> stats.Interval:
     ratios = stats.paired_ratios(baseline.per_work(), item.per_work())
     return stats.median_interval(ratios)
 
 
-def _done(items, baseline, settings, rounds, started) -> bool:
-    if settings.dry_run:
-        return True
-    if rounds >= settings.max_rounds:
-        return True
-    if rounds < settings.min_rounds:
-        return False
-    if time.monotonic() - started > settings.budget_s:
-        return True
-    compared = [i for i in items if baseline and i is not baseline and i.active(rounds)]
-    return all(stats.settled(_interval(baseline, i), settings.target) for i in compared)
+def _timer(item: Timed) -> Callable[[], float]:
+    def once() -> float:
+        _call(item)
+        duration = item._runner(item._loops)
+        item._metadata.update(duration)  # pytest-benchmark의 통계에도 라운드를 쌓습니다
+        return duration / item.iterations
+
+    return once
 
 
 def run_rounds(items: list[Timed], baseline: Timed | None, settings: Settings, seed: int) -> dict:
-    """섞인 라운드를 돌리고 묶음의 기록(시드, 라운드 수, 도달한 폭, 걸린 시간)을 돌려줍니다."""
-    started, rounds = time.monotonic(), 0
-    keys = {item.key: item for item in items}
-    while True:
-        for key in stats.round_order(list(keys), seed, rounds):
-            item = keys[key]
-            if not item.active(rounds):
-                continue
-            _call(item)
-            duration = item._runner(item._loops)
-            item._metadata.update(duration)
-            item.seconds.append(duration / item.iterations)
-        rounds += 1
-        if _done(items, baseline, settings, rounds, started):
-            break
-    widths = [
-        stats.half_width(_interval(baseline, item))
-        for item in items
-        if baseline and item is not baseline and len(item.seconds) > 1
-    ]
+    """섞인 라운드를 돌리고(torchdoctor/rounds.py) 묶음의 기록(시드, 라운드 수, 도달한 폭, 걸린
+    시간)을 돌려줍니다."""
+    plan = rounds.Plan(settings.min_rounds, settings.max_rounds, settings.budget_s, settings.target)
+    if settings.dry_run:
+        plan = rounds.Plan(min_rounds=1, max_rounds=1)
+    record = rounds.interleave(
+        {item.key: _timer(item) for item in items},
+        baseline=baseline.key if baseline else None,
+        plan=plan,
+        seed=seed,
+        work={item.key: item.work for item in items},
+        max_rounds_of={item.key: item.max_rounds for item in items if item.max_rounds is not None},
+    )
+    for item in items:
+        item.seconds = record.seconds[item.key]
     return {
         "seed": seed,
-        "rounds": rounds,
-        "seconds": round(time.monotonic() - started, 2),
-        "width": round(max(widths), 4) if widths else None,
+        "rounds": record.rounds,
+        "seconds": round(record.elapsed_s, 2),
+        "width": record.width(),
         "target": settings.target,
     }
-
-
-def interval(baseline: Timed, item: Timed) -> stats.Interval:
-    return _interval(baseline, item)

@@ -4,7 +4,7 @@
 한도만큼만 읽고, JSON은 깊이와 같은 이름의 항목을 확인하며 한 번에 읽습니다(일이 파일 크기에
 비례). 쓰기는 검증한 다음 임시 파일에 쓰고 한 번에 바꿔 끼웁니다.
 
-명령줄: `python -m benchmarks.results_file 파일…`은 빌드와 같은 검사(benchmarks/validation.py)를
+명령줄: `python -m results_format.results_file 파일…`은 빌드와 같은 검사(results_format/validation.py)를
 하고, 문제가 있으면 종료 코드 1입니다.
 """
 
@@ -18,7 +18,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from benchmarks.validation import ResultsError, validate
+from results_format.validation import ResultsError, validate
 
 MAX_BYTES = 5_000_000
 MAX_DEPTH = 12
@@ -208,7 +208,7 @@ def _printable(text: str) -> str:
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
-USAGE = "사용법: python -m benchmarks.results_file 결과파일.json …  (빌드와 같은 검사를 합니다)"
+USAGE = "사용법: python -m results_format.results_file 결과파일.json …  (빌드와 같은 검사를 합니다)"
 
 
 def main(argv: list[str]) -> int:

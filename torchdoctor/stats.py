@@ -1,30 +1,69 @@
-"""짝지은 비율의 구간과 판정: 같은 라운드에서 잰 기준과 변형의 시간으로 낸 비율을 다룹니다.
+"""짝지은 비율의 구간과 판정: 사이트의 모든 표와 torchdoctor의 보고서가 쓰는 한 가지 규칙입니다.
 
-라운드마다 모든 변형을 한 번씩 섞인 순서로 재므로(benchmarks/interleave.py), 라운드 i의
-비율 r_i = (기준 시간/일) ÷ (변형 시간/일)은 그 라운드의 기계 상태를 양쪽이 함께 겪은 값입니다.
+라운드마다 모든 변형을 한 번씩 섞인 순서로 재므로(torchdoctor/rounds.py), 라운드 i의 비율
+r_i = (기준 시간/일) ÷ (변형 시간/일)은 그 라운드의 기계 상태를 양쪽이 함께 겪은 값입니다.
 중앙값의 95% 신뢰구간은 순서 통계량으로 냅니다(부호 검정을 뒤집은, 분포를 가정하지 않는 정확한
-방법). 설명과 근거는 docs/method.md의 "구간" 절에 있습니다.
+방법). torch를 가져오지 않습니다: 사이트 빌드도 이 모듈을 씁니다.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 from dataclasses import dataclass
 
 CONFIDENCE = 0.95
-# 이 범위 안의 차이는 "차이 없음"입니다: 구간 전체가 이 밖에 있어야 빨라짐/느려짐입니다.
+# 판정의 띠: 구간 전체가 이 밖이면 빨라짐/느려짐, 전체가 이 안이면 차이 없음, 걸치면 판정 보류.
 NO_CHANGE_BAND = (0.95, 1.05)
-# 적응 라운드의 목표: 모든 비율의 구간이 중앙값의 ±5% 안에 들어오면 멈춥니다.
+# 라운드를 더 하지 않는 정밀도: 구간이 중앙값의 ±5% 안에 들어오면 멈춥니다(답이 아니라 폭으로).
 TARGET_HALF_WIDTH = 0.05
+VERDICTS = ("faster", "slower", "same", "inconclusive")
+
+
+def verdict(low: float, high: float) -> str:
+    """구간과 ±5% 띠로 내리는 네 가지 판정."""
+    if low > NO_CHANGE_BAND[1]:
+        return "faster"
+    if high < NO_CHANGE_BAND[0]:
+        return "slower"
+    if NO_CHANGE_BAND[0] <= low and high <= NO_CHANGE_BAND[1]:
+        return "same"
+    return "inconclusive"
+
+
+def side(low: float, high: float) -> str | None:
+    """구간이 1을 빼고 한쪽에 있으면 그쪽("faster" 또는 "slower"), 1을 품으면 None."""
+    if low > 1:
+        return "faster"
+    if high < 1:
+        return "slower"
+    return None
 
 
 @dataclass(frozen=True)
 class Interval:
+    """짝 비율의 중앙값과 구간. 1보다 크면 변형이 기준보다 빠릅니다."""
+
     median: float
     low: float
     high: float
     confidence: float  # 이 구간이 실제로 보장하는 신뢰 수준(라운드가 적으면 0.95보다 낮습니다)
+
+    @classmethod
+    def of(cls, raw: dict | None) -> Interval | None:
+        return cls(raw["median"], raw["low"], raw["high"], raw["confidence"]) if raw else None
+
+    @property
+    def verdict(self) -> str:
+        return verdict(self.low, self.high)
+
+    @property
+    def side(self) -> str | None:
+        return side(self.low, self.high)
+
+    def inverse(self) -> Interval:
+        return Interval(1 / self.median, 1 / self.high, 1 / self.low, self.confidence)
 
     def as_dict(self) -> dict:
         return {
@@ -60,6 +99,7 @@ def _binomial_cdf(k: int, n: int) -> float:
     return sum(math.comb(n, i) for i in range(k + 1)) / 2**n
 
 
+@functools.cache  # 라운드마다 다시 부릅니다: n이 같으면 답도 같습니다
 def order_statistic_ranks(n: int, confidence: float = CONFIDENCE) -> tuple[int, float]:
     """중앙값 구간 [x(k), x(n-k+1)]의 k(1부터)와 그 구간의 정확한 신뢰 수준.
 
@@ -91,7 +131,10 @@ def paired_ratios(baseline: list[float], variant: list[float]) -> list[float]:
 
 
 def precise_enough(interval: Interval, target: float = TARGET_HALF_WIDTH) -> bool:
-    """구간이 중앙값의 ±target 안에 있는지(적응 라운드의 멈춤 조건)."""
+    """라운드를 멈출 조건: 구간이 95%를 보장하고 중앙값의 ±target 안에 있습니다.
+
+    판정의 경계(0.95, 1.05)는 보지 않습니다. 경계를 벗어날 때까지 더 재면(선택적 멈춤) 경계에 있는
+    참값을 "빨라짐"으로 읽는 일이 95% 구간이 허락하는 2.5%보다 훨씬 잦아집니다."""
     return (
         interval.confidence >= CONFIDENCE
         and interval.low >= interval.median * (1 - target)
@@ -99,30 +142,9 @@ def precise_enough(interval: Interval, target: float = TARGET_HALF_WIDTH) -> boo
     )
 
 
-def settled(interval: Interval, target: float = TARGET_HALF_WIDTH) -> bool:
-    """적응 라운드의 멈춤 조건: 구간이 ±target 안이고, 판정의 경계(0.95, 1.05)를 걸치지 않습니다.
-    경계를 걸친 구간은 라운드가 더 있으면 판정이 바뀔 수 있으므로 예산이 남는 동안 더 잽니다."""
-    straddles = any(interval.low <= edge <= interval.high for edge in NO_CHANGE_BAND)
-    return precise_enough(interval, target) and not straddles
-
-
 def half_width(interval: Interval) -> float:
     """구간이 중앙값에서 가장 멀리 벗어난 비율(결과 파일의 width)."""
     return max(interval.high / interval.median - 1, 1 - interval.low / interval.median)
-
-
-def verdict(low: float, high: float) -> str:
-    """ "faster", "slower" 또는 "same": 구간 전체가 0.95–1.05 밖에 있을 때만 빨라짐/느려짐입니다."""
-    if low > NO_CHANGE_BAND[1]:
-        return "faster"
-    if high < NO_CHANGE_BAND[0]:
-        return "slower"
-    return "same"
-
-
-def no_change_percent(low: float, high: float) -> int:
-    """차이 없음일 때 "±x%": 구간이 1에서 가장 멀리 벗어난 만큼(올림)."""
-    return max(1, math.ceil(100 * max(high - 1, 1 - low) - 1e-9))
 
 
 def round_order(keys: list[str], seed: int, round_index: int) -> list[str]:

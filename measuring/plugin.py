@@ -2,10 +2,10 @@
 
 - `pytest`: 벤치마크마다 작은 입력("quick" 크기)으로 변형을 한 번씩 부릅니다(시간은 재지 않음).
   묶음·변형 이름은 이때도 레지스트리와 맞춰 봅니다.
-- `pytest --benchmark`: `benchmarks/`만 섞인 라운드로 잽니다(benchmarks/measure.py). 페이지별
+- `pytest --benchmark`: `benchmarks/`만 섞인 라운드로 잽니다(measuring/measure.py). 페이지별
   한국어 요약을 출력하고 `test-output/results/<장치>.json`에 씁니다.
 - `--publish`: 끝까지 잰 페이지만 `results/<장치>.json`에서 그 페이지 부분을 바꿉니다
-  (benchmarks/session.py). `--sweep`: 크기를 바꿔 가며 재는 스윕도 잽니다.
+  (measuring/session.py). `--sweep`: 크기를 바꿔 가며 재는 스윕도 잽니다.
 - `--gpu`: CUDA GPU에서 재야 하는 실행입니다. GPU가 없거나 /dev/shm이 작으면 바로 멈춥니다.
 - `--dry-run`: 같은 명령을 아주 작은 입력과 한 라운드로 끝까지 흘려 봅니다(GPU가 없어도 됨).
 """
@@ -19,10 +19,11 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import checks, interleave, memory, summary, timing
-from benchmarks import session as measurement
-from benchmarks.measure import compare  # noqa: F401  (준비물을 이 플러그인에 등록합니다)
-from benchmarks.sweep import sweep  # noqa: F401
+from measuring import checks, interleave, memory, timing
+from measuring import session as measurement
+from measuring.measure import compare  # noqa: F401  (준비물을 이 플러그인에 등록합니다)
+from measuring.sweep import sweep  # noqa: F401
+from report import summary
 
 BENCH_DIR = measurement.ROOT / "benchmarks"
 RUN = pytest.StashKey[measurement.MeasurementRun]()

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from benchmarks import analysis, conclusions, curve_sentences, formatting, results_file
-from benchmarks.validation import ResultsError
 from guide import registry
+from report import analysis, conclusions, curve_sentences, formatting
+from results_format import results_file
+from results_format.validation import ResultsError
 
 
 def describe_row(row: analysis.Row) -> str:

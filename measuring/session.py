@@ -14,10 +14,11 @@ from pathlib import Path
 
 import torch
 
-from benchmarks import interleave, provenance, results_file
-from benchmarks.schema import SCHEMA_VERSION
-from benchmarks.validation import ResultsError
 from guide import registry
+from measuring import interleave
+from results_format import provenance, results_file
+from results_format.schema import SCHEMA_VERSION
+from results_format.validation import ResultsError
 
 ROOT = Path(__file__).resolve().parents[1]
 LOCAL_RESULTS = ROOT / "test-output" / "results"

@@ -1,6 +1,6 @@
 """결과 파일의 검증: 빌드와 검증 명령이 같은 함수로 같은 파일을 받고 거절합니다.
 
-결과 파일은 다른 컴퓨터에서 오는 바깥 데이터입니다. 형식(benchmarks/schema.py), 글자 집합, 유한한
+결과 파일은 다른 컴퓨터에서 오는 바깥 데이터입니다. 형식(results_format/schema.py), 글자 집합, 유한한
 숫자 범위, 서로 맞아야 하는 값, 그리고 레지스트리(guide/pages.toml)에 있는 페이지·묶음·변형인지를
 여기서 모두 검사합니다. 문제는 파일과 항목을 짚는 한국어 오류(ResultsError) 하나가 됩니다.
 """
@@ -11,8 +11,8 @@ import math
 from datetime import datetime
 from pathlib import Path
 
-from benchmarks.schema import SCHEMA, TEXT_PARAMS
 from guide import registry
+from results_format.schema import SCHEMA, TEXT_PARAMS
 
 _MESSAGES = {
     "required": "필수 항목이 없습니다",

@@ -1,4 +1,4 @@
-"""두 결과 파일의 결론 비교: `python -m benchmarks.compare 예전.json 새것.json`
+"""두 결과 파일의 결론 비교: `python -m report.compare 예전.json 새것.json`
 
 비교 묶음의 변형마다(그리고 스윕의 점마다) 두 파일의 배수와 95% 구간, 판정(빨라짐 / 느려짐 /
 차이 없음)을 나란히 한국어로 출력하고, 판정이 같은지 셉니다. 방향이 뒤집힌 것(빨라짐 ↔ 느려짐)이
@@ -12,9 +12,11 @@ import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-from benchmarks import analysis, formatting, results_file
-from benchmarks.validation import ResultsError
 from guide import registry
+from report import analysis, formatting
+from results_format import results_file
+from results_format.validation import ResultsError
+from torchdoctor.words import ratio_text
 
 REVERSED = {("faster", "slower"), ("slower", "faster")}
 
@@ -65,7 +67,7 @@ def compare(old: dict, new: dict) -> tuple[list[str], dict[str, int]]:
         else:
             mark, kind = "같음", "same"
         counts[kind] += 1
-        lines.append(f"  [{mark}] {a.where}: {a.ratio.text()} → {b.ratio.text()}")
+        lines.append(f"  [{mark}] {a.where}: {ratio_text(a.ratio)} → {ratio_text(b.ratio)}")
     return lines, counts
 
 
@@ -78,7 +80,7 @@ def summary(counts: dict[str, int]) -> str:
     )
 
 
-USAGE = "사용법: python -m benchmarks.compare 예전_결과.json 새_결과.json"
+USAGE = "사용법: python -m report.compare 예전_결과.json 새_결과.json"
 
 
 def main(argv: list[str]) -> int:

@@ -21,8 +21,10 @@ from pathlib import Path
 
 import pytest
 
-from benchmarks import interleave, schema, stats
 from guide import registry
+from measuring import interleave
+from results_format import schema
+from torchdoctor import stats
 
 ROOT = Path(__file__).resolve().parents[1]
 

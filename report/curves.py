@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from guide import registry
 
 if TYPE_CHECKING:
-    from benchmarks.analysis import Group, Ratio
+    from report.analysis import Group, Ratio
 
 
 @dataclass(frozen=True)

@@ -16,8 +16,10 @@ import dataclasses
 
 import pytest
 
-from benchmarks import interleave, measure, provenance, stats
 from guide import registry
+from measuring import interleave, measure
+from results_format import provenance
+from torchdoctor import stats
 
 # 점 하나의 라운드 시간 예산(초). 묶음보다 짧게 잡습니다: 점이 여러 개이기 때문입니다.
 POINT_BUDGET = {"cpu": 6.0, "cuda": 3.0}

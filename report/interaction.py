@@ -7,8 +7,8 @@
 
 from __future__ import annotations
 
-from benchmarks.analysis import VERDICTS, Group
-from benchmarks.formatting import quoted
+from report.analysis import VERDICTS, Group
+from report.formatting import quoted
 
 # 빼서 느려지면 그 기법은 빠르게 하는 것이고, 빼서 빨라지면 느리게 하는 것입니다.
 EFFECT_OF_REMOVING = {"slower": "faster", "faster": "slower", "same": "same"}

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import torch
 
-from benchmarks import provenance
+from results_format import provenance
 
 # bf16 행렬 곱을 하드웨어로 계산하는 CPU 명령. 없으면 torch가 흉내 내는 경로로 계산해서, 2코어에서
 # 2048³ 행렬 곱 한 번에 1분 가까이 걸립니다(천장이 아니라 바닥입니다).

@@ -7,10 +7,12 @@
 
 from __future__ import annotations
 
-from benchmarks import analysis, formatting, interaction, stats
-from benchmarks.analysis import Group
-from benchmarks.formatting import format_number, format_ratio, josa, quoted
 from guide import registry
+from report import analysis, formatting, interaction
+from report.analysis import Group
+from report.formatting import format_number, format_ratio, josa, quoted
+from torchdoctor import stats
+from torchdoctor.words import interval_bounds, ratio_text
 
 CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
@@ -30,7 +32,7 @@ def _speed_sentence(row: analysis.Row, baseline: analysis.Row) -> str:
     level = f"{ratio.confidence:.0%}" if ratio.confidence < stats.CONFIDENCE else "95%"
     return (
         f"{quoted(row.label)}의 속도는 {quoted(baseline.label)}의 {format_ratio(ratio.median)}"
-        f"({level} 구간 {ratio.bounds()})로, 구간 전체가 기준의 ±5% 밖이라 {direction}."
+        f"({level} 구간 {interval_bounds(ratio.low, ratio.high)})로, 구간 전체가 기준의 ±5% 밖이라 {direction}."
     )
 
 
@@ -97,7 +99,7 @@ def overhead(group: Group, env: dict) -> str:
     if not others:
         return speedup(group, env)
     same = [quoted(row.label) for row in others if row.verdict == "same"]
-    slower = [f"{quoted(r.label)} {r.ratio.text()}" for r in others if r.verdict == "slower"]
+    slower = [f"{quoted(r.label)} {ratio_text(r.ratio)}" for r in others if r.verdict == "slower"]
     faster = [quoted(row.label) for row in others if row.verdict == "faster"]
     parts = []
     if slower:
@@ -134,7 +136,7 @@ def tradeoff(group: Group, env: dict) -> str:
         memory += f"로 {change:.0f}% {'줄었' if after < before else '늘었'}습니다"
     else:
         memory += "로 같습니다"
-    speed = chosen.ratio.text()
+    speed = ratio_text(chosen.ratio)
     return f"{quoted(chosen.label)}의 속도는 기준 대비 {speed}이고, {memory}."
 
 
@@ -158,7 +160,7 @@ def waterfall(group: Group, env: dict) -> str:
     judged = [row for row in stages[1:] if row.previous and row.entry["variant"] not in cuda_only]
     helped = [quoted(row.label) for row in judged if row.previous.verdict == "faster"]
     hurt = [quoted(row.label) for row in judged if row.previous.verdict == "slower"]
-    text = f"마지막 단계의 속도는 기준의 {final.ratio.text()}입니다."
+    text = f"마지막 단계의 속도는 기준의 {ratio_text(final.ratio)}입니다."
     if helped:
         text += f" 앞 단계보다 빨라진 단계: {', '.join(helped)}."
     if hurt:
@@ -182,9 +184,13 @@ def leave_one_out(group: Group, env: dict) -> str:
         (row for row in removed if row.entry["variant"] not in cuda_only),
         key=lambda row: row.ratio.median,
     )
-    needed = [f"{quoted(r.label)}(빼면 {r.ratio.text()})" for r in judged if r.verdict == "slower"]
+    needed = [
+        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "slower"
+    ]
     # 빼서 빨라지면 그 기법이 이 장치에서는 손해입니다(bf16 명령이 없는 CPU의 bf16 등).
-    harmful = [f"{quoted(r.label)}(빼면 {r.ratio.text()})" for r in judged if r.verdict == "faster"]
+    harmful = [
+        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "faster"
+    ]
     free = [quoted(row.label) for row in judged if row.verdict == "same"]
     text = f"모든 기법을 쓴 {quoted(full.label)}에서 하나씩 뺐을 때"
     text += f" 느려지는 것: {', '.join(needed)}." if needed else " 느려지는 것이 없습니다."
@@ -241,10 +247,10 @@ def ratio_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
         return "기준"
     if env["kind"] != "cuda" and row.entry["variant"] in page.cuda_only:
         return NO_MECHANISM
-    return row.ratio.text() if row.ratio else "—"
+    return ratio_text(row.ratio) if row.ratio else "—"
 
 
 def previous_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
     if env["kind"] != "cuda" and row.entry["variant"] in page.cuda_only:
         return NO_MECHANISM
-    return row.previous.text() if row.previous else "—"
+    return ratio_text(row.previous) if row.previous else "—"

@@ -1,6 +1,6 @@
 """결과 파일의 한 페이지 부분에서 보여 줄 숫자를 계산합니다: 구간, 판정, 천장 대비, 교차점, 본전.
 
-숫자만 다룹니다(문장은 benchmarks/conclusions.py, HTML은 hooks/). 값은 저장하지 않고 결과
+숫자만 다룹니다(문장은 report/conclusions.py, HTML은 hooks/). 값은 저장하지 않고 결과
 파일에서 매번 계산합니다. 빌드는 장치마다 한 번만 계산해 훅에 넘깁니다.
 """
 
@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from benchmarks import provenance, schema, stats
-from benchmarks.curves import BreakEvenResult, Point, break_even
-from benchmarks.formatting import format_ratio, interval_bounds
 from guide import registry
+from report.curves import BreakEvenResult, Point, break_even
+from results_format import provenance, schema
+from torchdoctor import stats, words
 
 # 결과의 metrics를 보여 주는 방법: (이름, 단위, 클수록 좋은 속도인지). 속도만 천장과 비교합니다.
 METRIC_DISPLAY = {
@@ -35,44 +35,11 @@ METRIC_DISPLAY = {
 assert tuple(METRIC_DISPLAY) == schema.METRICS, "지표 이름은 schema.METRICS와 같아야 합니다"
 MIN_FLOPS_PER_CALL = 1e9  # 호출 한 번의 연산이 이보다 적으면 TFLOP/s를 숨깁니다(고정 비용)
 ROLE_LABELS = {"baseline": "기준", "recommended": "권장 방식", "other": "비교", "ceiling": "천장"}
-VERDICTS = {"faster": "빨라짐", "slower": "느려짐", "same": "차이 없음"}
+VERDICTS = words.WORDS
 
 
-@dataclass(frozen=True)
-class Ratio:
-    """짝 비율의 중앙값과 95% 구간, 그리고 구간으로 내린 판정."""
-
-    median: float
-    low: float
-    high: float
-    confidence: float
-
-    @classmethod
-    def of(cls, raw: dict | None) -> Ratio | None:
-        return cls(raw["median"], raw["low"], raw["high"], raw["confidence"]) if raw else None
-
-    @property
-    def verdict(self) -> str:
-        return stats.verdict(self.low, self.high)
-
-    @property
-    def confidence_note(self) -> str:
-        """라운드가 적어 95%에 못 미치는 구간이면 그 신뢰 수준을 밝힙니다."""
-        return "" if self.confidence >= stats.CONFIDENCE else f", 신뢰 수준 {self.confidence:.0%}"
-
-    def bounds(self) -> str:
-        return interval_bounds(self.low, self.high)
-
-    def text(self) -> str:
-        """예: "1.43배 (1.38–1.49)", "0.50배 (0.48–0.52, 느려짐)", "차이 없음 (±3%)"."""
-        note = self.confidence_note
-        if self.verdict == "same":
-            return f"차이 없음 (±{stats.no_change_percent(self.low, self.high)}%{note})"
-        slower = ", 느려짐" if self.verdict == "slower" else ""
-        return f"{format_ratio(self.median)} ({self.bounds()}{slower}{note})"
-
-    def inverse(self) -> Ratio:
-        return Ratio(1 / self.median, 1 / self.high, 1 / self.low, self.confidence)
+# 짝 비율의 중앙값, 구간, 네 가지 판정(torchdoctor/stats.py). 글자는 torchdoctor.words.ratio_text.
+Ratio = stats.Interval
 
 
 @dataclass

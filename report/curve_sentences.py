@@ -5,10 +5,10 @@
 
 from __future__ import annotations
 
-from benchmarks import curves
-from benchmarks.analysis import VERDICTS
-from benchmarks.formatting import format_number, format_seconds
 from guide import registry
+from report import curves
+from report.analysis import VERDICTS
+from report.formatting import format_number, format_seconds
 
 
 def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import torch
 
-from benchmarks.session import LOCAL_RESULTS
+from measuring.session import LOCAL_RESULTS
 
 # 팁 1은 GPU 컴퓨터에서 워커를 수십 개 띄웁니다. 워커가 배치를 넘기는 공유 메모리가 모자라면
 # 측정 도중 "Bus error"로 죽습니다(Docker의 기본값은 64 MB).
