@@ -1,7 +1,8 @@
 """측정 결과 차트를 matplotlib으로 그려 SVG 문자열로 만듭니다. 스타일과 SVG 마무리, 캐시는
 chart_svg.py에, 페이지에 넣는 일은 chart_images.py에 있습니다.
 
-막대와 선은 구간(95%)을 함께 그립니다. 구간이 "차이 없음"(0.95–1.05)에 걸치면 회색입니다.
+막대와 선은 구간(95%)을 함께 그립니다. 색은 네 가지 판정입니다: 빨라짐은 강조색, 느려짐은 빨강,
+차이 없음(구간이 0.95–1.05 안)은 회색, 판정 보류(구간이 띠의 경계에 걸침)는 옅은 회색입니다.
 """
 
 from __future__ import annotations
@@ -10,13 +11,17 @@ from typing import TYPE_CHECKING
 
 from hooks.chart_svg import INK, cached_svg, render_svg
 from report.formatting import format_ratio
+from torchdoctor.words import WORDS
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
 
 ROLE_COLORS = {"baseline": "#9e9e9e", "recommended": "#e64a19", "other": "#1e88e5"}
-# 구간으로 내린 판정의 색: 빨라짐은 본문의 강조색, 느려짐은 빨강, 차이 없음은 회색.
-VERDICT_COLORS = {"faster": "#e64a19", "slower": "#c62828", "same": "#9e9e9e", None: "#9e9e9e"}
+# 구간으로 내린 판정의 색: 빨라짐은 본문의 강조색, 느려짐은 빨강, 차이 없음은 회색, 판정 보류는
+# 옅은 회색. 색만으로 읽지 않도록 막대 옆 글자에도 판정을 씁니다.
+VERDICT_COLORS = {"faster": "#e64a19", "slower": "#c62828", "same": "#9e9e9e",
+                  "inconclusive": "#cfcfcf", None: "#9e9e9e"}  # fmt: skip
+VERDICT_LEGEND = "회색: 차이 없음, 옅은 회색: 판정 보류"
 BAND = (0.95, 1.05)
 
 
@@ -61,7 +66,7 @@ def relative_speed_chart(name: str, title: str, groups: list[tuple[str, list]]) 
             ax.set_title(group, fontsize=10, loc="left")
             ax.set_xlim(0, max(largest, 1.0) * 1.25)
         axes[-1, 0].set_xlabel(
-            "기준 대비 속도(배, 선은 95% 구간) — 1보다 크면 빠릅니다. 회색: 차이 없음"
+            f"기준 대비 속도(배, 선은 95% 구간) — 1보다 크면 빠릅니다. {VERDICT_LEGEND}"
         )
 
     description = f"{title}: " + "; ".join(
@@ -91,24 +96,32 @@ def overview_chart(name: str, labels: list[str], devices: dict[str, dict[str, li
     def draw(figure: Figure) -> None:
         ax = figure.subplots()
         for index, label in enumerate(labels):
-            ax.text(0, index * pitch, label, va="center", ha="left", fontsize=9)
+            ax.text(0.01, index * pitch, label, va="center", ha="left", fontsize=9,
+                    transform=ax.get_yaxis_transform())  # fmt: skip
         for index, bars in enumerate(devices.values()):
             for row, label in enumerate(labels):
                 position = row * pitch + label_row + index * width
                 if label not in bars:
-                    ax.text(0, position, " 재지 않음 · 해당 없음", va="center", fontsize=9)
+                    ax.text(0.01, position, " 재지 않음 · 해당 없음", va="center", fontsize=9,
+                            transform=ax.get_yaxis_transform())  # fmt: skip
                     continue
                 median, low, high, verdict, text = bars[label]
                 _interval_bar(ax, position, median, low, high, VERDICT_COLORS[verdict])
                 # 장치가 여럿이면 색이 아니라 모양으로 장치를 가립니다(색은 판정에 씁니다).
-                ax.plot(0.02, position, markers[index % len(markers)], color=INK, markersize=4)
+                ax.plot(0.005, position, markers[index % len(markers)], color=INK, markersize=4,
+                        transform=ax.get_yaxis_transform())  # fmt: skip
                 ax.text(high, position, f"  {text}", va="center", fontsize=9)
         ax.set_yticks([])
         ax.set_ylim(len(labels) * pitch - 0.2, -0.5)
         _band(ax)
-        largest = max((b[2] for bars in devices.values() for b in bars.values()), default=1.0)
-        ax.set_xlim(0, max(largest, 1.0) * 1.35)
-        ax.set_xlabel("기준 대비 속도(배, 선은 95% 구간). 회색: 차이 없음")
+        # 로그 축: CPU에서만 큰 배수(심어 둔 병목 등)가 축을 정해 GPU에서 중요한 작은 배수가
+        # 보이지 않게 되는 것을 막습니다. 0.5배와 2배가 1에서 같은 거리입니다.
+        values = [v for bars in devices.values() for b in bars.values() for v in b[1:3]]
+        ax.set_xscale("log")
+        ax.set_xlim(
+            min(min(values, default=1.0), 0.9) / 1.3, max(max(values, default=1.0), 1.1) * 4
+        )
+        ax.set_xlabel(f"기준 대비 속도(배, 로그 눈금, 선은 95% 구간). {VERDICT_LEGEND}")
         handles = [
             ax.plot([], [], markers[i % len(markers)], color=INK, label=device)[0]
             for i, device in enumerate(devices)
@@ -128,8 +141,8 @@ def waterfall_chart(name: str, title: str, stages: list[tuple]) -> str:
     """단계마다 가로 막대 하나: 초당 토큰 수(위에서 아래로 단계 순서).
 
     stages: [(단계 이름, 토큰/초, 천장 대비(%) 또는 None, 앞 단계 대비 판정 또는 None,
-    이 장치에 메커니즘이 없는지)]. 앞 단계보다 구간 전체가 빨라진 단계만 강조색, 느려진 단계만
-    빨강으로 칠하고 나머지(차이 없음, 메커니즘 없음)는 회색입니다.
+    이 장치에 메커니즘이 없는지, 기준 대비 짝 비율의 중앙값 또는 None)]. 막대 옆 배수는 표의 누적
+    배수와 같은 값(짝 비율의 중앙값)이고, 색과 판정은 앞 단계 대비입니다.
     """
     height = 1.2 + 0.36 * len(stages)
 
@@ -139,27 +152,24 @@ def waterfall_chart(name: str, title: str, stages: list[tuple]) -> str:
     def draw(figure: Figure) -> None:
         ax = figure.subplots()
         values = [value for _, value, *_ in stages]
-        base = values[0] if values and values[0] > 0 else None
         largest = max(values, default=1.0) or 1.0
-        for position, (_, value, percent, verdict, no_mechanism) in enumerate(stages):
+        for position, (_, value, percent, verdict, no_mechanism, ratio) in enumerate(stages):
             color = ROLE_COLORS["baseline"] if position == 0 else VERDICT_COLORS[verdict]
             ax.barh(position, value, color=color, height=0.6)
             text = f" {number(value)}"
-            if base:
-                text += f" · 기준의 {format_ratio(value / base)}"
+            if ratio is not None:
+                text += f" · 기준의 {format_ratio(ratio)}"
             if no_mechanism:
                 text += " · 이 장치에서는 바뀌는 것 없음"
             elif position and verdict:
-                text += {"faster": " · 빨라짐", "slower": " · 느려짐", "same": " · 차이 없음"}[
-                    verdict
-                ]
+                text += f" · 앞 단계보다 {WORDS[verdict]}"
             if percent is not None:
                 text += f" · 천장 {percent:.0f}%"
             ax.text(value, position, text, va="center", fontsize=9)
         ax.set_yticks(range(len(stages)), [label for label, *_ in stages])
         ax.invert_yaxis()
-        ax.set_xlim(0, largest * 1.6)
-        ax.set_xlabel("초당 토큰 수 — 강조색: 앞 단계보다 빨라짐, 빨강: 느려짐, 회색: 차이 없음")
+        ax.set_xlim(0, largest * 1.7)
+        ax.set_xlabel(f"초당 토큰 수 — 강조색: 앞 단계보다 빨라짐, 빨강: 느려짐, {VERDICT_LEGEND}")
         figure.suptitle(title, fontsize=11)
 
     description = f"{title}: " + ", ".join(

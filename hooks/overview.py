@@ -49,10 +49,16 @@ def _overview_cell(
         note = f"기준: {plain(group.baseline.label)}"
     if group.spec.conclusion == "overhead":
         worst = group.costliest
-        if worst is None:
+        others = [row for row in group.rows if row.role != "baseline" and row.ratio]
+        if worst is None and others and all(row.verdict == "same" for row in others):
             return "차이 없음 (모두 ±5% 안)", note, (1.0, 1.0, 1.0, "same", "차이 없음")
+        if worst is None:
+            worst = min(others, key=lambda row: row.ratio.median, default=None)
+        if worst is None:
+            return "아직 재지 않음", note, None
         text = f"가장 비싼 것: {plain(worst.label)} {ratio_text(worst.ratio)}"
-        return text, note, (worst.ratio.median, worst.ratio.low, worst.ratio.high, "slower", text)
+        bar = (worst.ratio.median, worst.ratio.low, worst.ratio.high, worst.verdict, text)
+        return text, note, bar
     row = group.headline
     if not (row and row.ratio):
         return "아직 재지 않음", note, None

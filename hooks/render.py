@@ -87,8 +87,9 @@ def _waterfall_stages(group: analysis.Group, device: Device) -> list[tuple]:
             continue
         verdict = row.previous.verdict if row.previous else None
         no_mechanism = row.entry["variant"] in cuda_only
+        ratio = row.ratio.median if row.ratio else None
         stages.append((plain(row.label), row.metric("tokens_per_s") or 0.0, row.ceiling_percent,
-                       None if no_mechanism else verdict, no_mechanism))  # fmt: skip
+                       None if no_mechanism else verdict, no_mechanism, ratio))  # fmt: skip
     return stages
 
 

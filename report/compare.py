@@ -1,8 +1,10 @@
 """두 결과 파일의 결론 비교: `python -m report.compare 예전.json 새것.json`
 
 비교 묶음의 변형마다(그리고 스윕의 점마다) 두 파일의 배수와 95% 구간, 판정(빨라짐 / 느려짐 /
-차이 없음)을 나란히 한국어로 출력하고, 판정이 같은지 셉니다. 방향이 뒤집힌 것(빨라짐 ↔ 느려짐)이
-하나라도 있으면 종료 코드 1입니다. 한쪽에만 있는 항목은 "한쪽에만 있음"으로 세고 실패로 보지
+차이 없음 / 판정 보류)을 나란히 한국어로 출력하고, 판정이 같은지 셉니다. 전부 합치면의 단계는
+누적 배수가 아니라 앞 단계 대비 비율로 견줍니다. 방향이 뒤집힌 것(빨라짐 ↔ 느려짐)이 하나라도
+있으면 종료 코드 1입니다. 정해진 판정이 판정 보류로 바뀐 것은 따로 셉니다(부하가 있으면 정직한
+답입니다). 한쪽에만 있는 항목은 "한쪽에만 있음"으로 세고 실패로 보지
 않습니다(새 페이지, 재지 않은 페이지). 두 파일 모두 빌드와 같은 검사를 통과해야 합니다.
 """
 
@@ -36,7 +38,10 @@ def items(doc: dict) -> dict[tuple, Item]:
         page = registry.by_id(page_id)
         for group in view.groups:
             for row in group.rows:
-                if row.ratio:
+                if row.previous:  # 폭포의 단계: 앞 단계 대비가 판정입니다
+                    where = f"{page.heading} · {group.title} · {row.label}(앞 단계 대비)"
+                    found[(page_id, group.key, row.key)] = Item(where, row.previous)
+                elif row.ratio:
                     where = f"{page.heading} · {group.title} · {row.label}"
                     found[(page_id, group.key, row.key)] = Item(where, row.ratio)
         for key, points in view.sweeps().items():
@@ -48,9 +53,9 @@ def items(doc: dict) -> dict[tuple, Item]:
 
 
 def compare(old: dict, new: dict) -> tuple[list[str], dict[str, int]]:
-    """출력할 줄들과 센 값(same, changed, reversed, one_side)."""
+    """출력할 줄들과 센 값(same, changed, reversed, held, one_side)."""
     before, after = items(old), items(new)
-    counts = {"same": 0, "changed": 0, "reversed": 0, "one_side": 0}
+    counts = {"same": 0, "changed": 0, "reversed": 0, "held": 0, "one_side": 0}
     lines = []
     for key in sorted(before.keys() | after.keys(), key=str):
         a, b = before.get(key), after.get(key)
@@ -62,6 +67,8 @@ def compare(old: dict, new: dict) -> tuple[list[str], dict[str, int]]:
         pair = (a.ratio.verdict, b.ratio.verdict)
         if pair in REVERSED:
             mark, kind = "뒤집힘", "reversed"
+        elif pair[0] != pair[1] and "inconclusive" in pair:
+            mark, kind = "판정 보류와 바뀜", "held"
         elif pair[0] != pair[1]:
             mark, kind = "판정 바뀜", "changed"
         else:
@@ -72,11 +79,12 @@ def compare(old: dict, new: dict) -> tuple[list[str], dict[str, int]]:
 
 
 def summary(counts: dict[str, int]) -> str:
-    judged = counts["same"] + counts["changed"] + counts["reversed"]
+    judged = counts["same"] + counts["changed"] + counts["reversed"] + counts["held"]
     share = f" ({100 * counts['same'] / judged:.0f}%)" if judged else ""
     return (
-        f"판정이 같은 것 {counts['same']}/{judged}{share}, 바뀐 것 {counts['changed']}, "
-        f"뒤집힌 것 {counts['reversed']}, 한쪽에만 있는 것 {counts['one_side']}"
+        f"판정이 같은 것 {counts['same']}/{judged}{share}, 정해진 판정끼리 바뀐 것 "
+        f"{counts['changed']}, 판정 보류와 바뀐 것 {counts['held']}, 뒤집힌 것 "
+        f"{counts['reversed']}, 한쪽에만 있는 것 {counts['one_side']}"
     )
 
 

@@ -11,28 +11,33 @@ from guide import registry
 from report import analysis, formatting, interaction
 from report.analysis import Group
 from report.formatting import format_number, format_ratio, josa, quoted
-from torchdoctor import stats
-from torchdoctor.words import interval_bounds, ratio_text
+from torchdoctor.words import WORDS, cumulative_text, interval_bounds, level_of, ratio_text
 
 CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
 NO_MECHANISM = "이 장치에서는 바뀌는 것 없음"
+CUDA_ONLY = "이 기능은 CUDA에만 있어 이 장치에서는 바뀌는 것이 없습니다"
 CEILING_COLUMN = "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
 
 
 def _speed_sentence(row: analysis.Row, baseline: analysis.Row) -> str:
-    ratio = row.ratio
+    """두 변형의 속도를 판정과 함께 한 문장으로. 숫자와 판정은 모두 구간에서 옵니다."""
+    ratio, pair = row.ratio, f"{quoted(row.label)} 대 {quoted(baseline.label)}"
+    bounds = f"{level_of(ratio)} 구간 {interval_bounds(ratio.low, ratio.high)}배"
     if ratio.verdict == "same":
+        return f"{pair}: 속도 차이가 5%보다 작습니다({bounds}, 차이 없음)."
+    if ratio.verdict == "inconclusive":
+        if ratio.side is None:
+            return f"{pair}: 구간이 넓어 어느 쪽이 빠른지 말할 수 없습니다({bounds}, 판정 보류)."
+        lean = "빠른" if ratio.side == "faster" else "느린"
         return (
-            f"{quoted(row.label)} 대 {quoted(baseline.label)}: 속도 차이가 "
-            f"±{stats.no_change_percent(ratio.low, ratio.high)}% 안입니다(차이 없음). 구간이 "
-            "0.95–1.05에 걸쳐 있어 이 장치에서는 다르다고 말할 수 없습니다."
+            f"{pair}: {lean} 쪽이지만 구간이 ±5% 띠의 경계에 걸쳐, 차이가 5%를 넘는다고까지는 "
+            f"말할 수 없습니다({bounds}, 판정 보류)."
         )
-    direction = "빠릅니다" if ratio.verdict == "faster" else "느립니다"
-    level = f"{ratio.confidence:.0%}" if ratio.confidence < stats.CONFIDENCE else "95%"
+    word = WORDS[ratio.verdict]
     return (
-        f"{quoted(row.label)}의 속도는 {quoted(baseline.label)}의 {format_ratio(ratio.median)}"
-        f"({level} 구간 {interval_bounds(ratio.low, ratio.high)})로, 구간 전체가 기준의 ±5% 밖이라 {direction}."
+        f"{quoted(row.label)}의 속도는 {quoted(baseline.label)}의 "
+        f"{format_ratio(ratio.median)}입니다({bounds}, {word})."
     )
 
 
@@ -101,6 +106,8 @@ def overhead(group: Group, env: dict) -> str:
     same = [quoted(row.label) for row in others if row.verdict == "same"]
     slower = [f"{quoted(r.label)} {ratio_text(r.ratio)}" for r in others if r.verdict == "slower"]
     faster = [quoted(row.label) for row in others if row.verdict == "faster"]
+    held = [f"{quoted(r.label)}({ratio_text(r.ratio)})" for r in others
+            if r.verdict == "inconclusive"]  # fmt: skip
     parts = []
     if slower:
         worst = group.costliest
@@ -108,8 +115,10 @@ def overhead(group: Group, env: dict) -> str:
             f"켜 두기만 해도 같은 일이 느려진 것: {', '.join(slower)}. 가장 비싼 것은 "
             f"{quoted(worst.label)}입니다. 문제를 찾을 때만 켜고, 학습할 때는 끄세요."
         )
+    if held:
+        parts.append(f"비용이 있는지 판정을 보류한 것: {', '.join(held)}.")
     if same:
-        parts.append(f"기준과 차이가 없는 것(±5% 안): {', '.join(same)}.")
+        parts.append(f"기준과의 차이가 5%보다 작은 것: {', '.join(same)}.")
     if faster:  # 도구는 일을 더할 뿐 덜지 않습니다.
         names = ", ".join(faster)
         parts.append(
@@ -160,18 +169,27 @@ def waterfall(group: Group, env: dict) -> str:
     judged = [row for row in stages[1:] if row.previous and row.entry["variant"] not in cuda_only]
     helped = [quoted(row.label) for row in judged if row.previous.verdict == "faster"]
     hurt = [quoted(row.label) for row in judged if row.previous.verdict == "slower"]
-    text = f"마지막 단계의 속도는 기준의 {ratio_text(final.ratio)}입니다."
+    held = [quoted(row.label) for row in judged if row.previous.verdict == "inconclusive"]
+    # 단계의 판정은 앞 단계 대비 비율로만 내립니다: 누적 배수는 앞 단계들의 곱이라 한 단계가
+    # 흔들리면 뒤의 모든 누적 판정이 함께 움직이기 때문입니다.
+    text = f"마지막 단계의 속도는 기준의 {cumulative_text(final.ratio)}입니다."
     if helped:
         text += f" 앞 단계보다 빨라진 단계: {', '.join(helped)}."
     if hurt:
         text += f" 앞 단계보다 느려진 단계: {', '.join(hurt)}."
+    if held:
+        text += f" 앞 단계와 견준 판정을 보류한 단계: {', '.join(held)}."
     idle = [quoted(row.label) for row in stages if row.entry["variant"] in cuda_only]
     if idle:  # 페이지에 CUDA 전용 변형이 있어도 이 폭포에 없으면 아무것도 쓰지 않습니다
-        text += f" {', '.join(idle)}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
+        text += f" {', '.join(idle)}: {CUDA_ONLY}."
     if final.ceiling_percent is not None:
         name = group.spec.ceiling_label
         text += f" 마지막 단계는 {name} {final.ceiling_percent:.0f}%입니다."
     return text
+
+
+def _removed(rows: list[analysis.Row], verdict: str) -> list[str]:
+    return [f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in rows if r.verdict == verdict]
 
 
 def leave_one_out(group: Group, env: dict) -> str:
@@ -192,15 +210,22 @@ def leave_one_out(group: Group, env: dict) -> str:
         f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "faster"
     ]
     free = [quoted(row.label) for row in judged if row.verdict == "same"]
+    held = [
+        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})"
+        for r in judged
+        if r.verdict == "inconclusive"
+    ]
     text = f"모든 기법을 쓴 {quoted(full.label)}에서 하나씩 뺐을 때"
     text += f" 느려지는 것: {', '.join(needed)}." if needed else " 느려지는 것이 없습니다."
     if harmful:
         text += f" 빼면 오히려 빨라지는 것(이 장치에서는 손해): {', '.join(reversed(harmful))}."
     if free:
-        text += f" 빼도 차이가 없는 것: {', '.join(free)}."
+        text += f" 빼도 차이가 5%보다 작은 것: {', '.join(free)}."
+    if held:
+        text += f" 판정을 보류한 것: {', '.join(held)}."
     idle = [quoted(r.label) for r in removed if r.entry["variant"] in cuda_only]
     if idle:
-        text += f" {', '.join(idle)}: 메커니즘이 CUDA에만 있어 {NO_MECHANISM}입니다."
+        text += f" {', '.join(idle)}: {CUDA_ONLY}."
     return text + interaction.sentence(group, group.siblings.get("waterfall"), cuda_only)
 
 
@@ -247,7 +272,10 @@ def ratio_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:
         return "기준"
     if env["kind"] != "cuda" and row.entry["variant"] in page.cuda_only:
         return NO_MECHANISM
-    return ratio_text(row.ratio) if row.ratio else "—"
+    if not row.ratio:
+        return "—"
+    # 폭포의 누적 배수는 판정하지 않습니다: 판정은 앞 단계 대비 칸이 합니다.
+    return cumulative_text(row.ratio) if row.previous else ratio_text(row.ratio)
 
 
 def previous_cell(row: analysis.Row, env: dict, page: registry.Page) -> str:

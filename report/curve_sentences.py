@@ -1,9 +1,11 @@
 """스윕과 손익분기의 문장: 어디서 판정이 바뀌는지, 몇 스텝부터 본전인지.
 
-숫자는 benchmarks/curves.py가 계산하고, 여기서는 한국어 문장 하나로 씁니다.
+숫자는 report/curves.py가 계산하고, 여기서는 한국어 문장 하나로 씁니다.
 """
 
 from __future__ import annotations
+
+import math
 
 from guide import registry
 from report import curves
@@ -22,7 +24,7 @@ def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:
     if cross.kind == "all":
         return f"{span} 전체에서 {word}: 이 장치에서는 교차점이 없습니다."
     if cross.kind == "none":
-        return f"{span}에서는 어느 크기에서도 구간이 ±5%를 벗어나지 않아 교차점이 없습니다."
+        return f"{span}에서는 어느 크기에서도 구간 전체가 ±5% 밖으로 나가지 않아 교차점이 없습니다."
     if cross.kind == "mixed":
         parts = [f"{_where(low, high)}에서는 {MIDDLE[verdict]}" for verdict, low, high in
                  curves.runs(points)]  # fmt: skip
@@ -30,16 +32,28 @@ def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:
         listing = ", ".join([*parts[:-1], last])
         return f"이 장치에서는 판정이 크기를 따라 오르내립니다: {axis} {listing}({span})."
     low, high = format_number(cross.low_x), format_number(cross.high_x)
+    # 교차점은 잰 두 점 사이로만 말합니다: 사이의 값(보간)은 잰 것이 아니라서 거짓 정밀도가 됩니다.
     if cross.kind == "from":
-        where = f"{axis} ≈ {format_number(cross.x)}" if cross.x else axis
-        verb = "빨라집니다" if cross.verdict == "faster" else "느려집니다"
-        return f"이 장치에서는 {where}부터 {verb}({low}–{high} 사이에서 바뀝니다, {span})."
-    verb = "빨라지고" if cross.verdict == "faster" else "느려지고"
-    return f"이 장치에서는 {axis} {low}까지는 {verb}, {high}부터는 차이가 없습니다({span})."
+        return (
+            f"이 장치에서는 {axis} {low}–{high} 사이에서 판정이 바뀌어 {high}부터 "
+            f"{FINAL[cross.verdict]}({span})."
+        )
+    later = FINAL[
+        max(points, key=lambda p: p.x).ratio.verdict
+    ]  # 큰 쪽 끝: 차이 없음 또는 판정 보류
+    return (
+        f"이 장치에서는 {axis} {low}까지는 {MIDDLE[cross.verdict]}, {high}부터는 {later}({span})."
+    )
 
 
-MIDDLE = {"faster": "빨라지고", "slower": "느려지고", "same": "차이가 없고"}
-FINAL = {"faster": "빨라집니다", "slower": "느려집니다", "same": "차이가 없습니다"}
+MIDDLE = {
+    "faster": "빨라지고",
+    "slower": "느려지고",
+    "same": "차이가 없고",
+    "inconclusive": "판정을 보류하고",
+}
+FINAL = {"faster": "빨라집니다", "slower": "느려집니다", "same": "차이가 없습니다",
+         "inconclusive": "판정을 보류합니다"}  # fmt: skip
 
 
 def _where(low: float, high: float) -> str:
@@ -54,6 +68,7 @@ def break_even_sentence(result: curves.BreakEvenResult) -> str:
             f"{spec.label}: {cost}. {spec.unit} 시간이 구간 안에서 줄지 않아 본전을 찾지 못합니다."
         )
     saving = format_seconds(result.saving_s)
-    steps = format_number(max(1.0, result.steps))
+    # 본전은 셀 수 있는 단위로 말합니다("7.13배치"가 아니라 8배치째).
+    steps = format_number(max(1, math.ceil(result.steps)))
     unit = spec.unit
-    return f"{spec.label}: {cost}, {unit}마다 {saving} 절약 → 약 {steps}{unit}부터 본전입니다."
+    return f"{spec.label}: {cost}, {unit}마다 {saving} 절약 → {steps}{unit}째부터 본전입니다."

@@ -1,6 +1,6 @@
 """스윕과 손익분기의 숫자: 판정이 바뀌는 교차점과 한 번 드는 비용을 되찾는 스텝 수.
 
-숫자만 다룹니다. 문장은 benchmarks/conclusions.py가 만듭니다. 점과 행은 benchmarks/analysis.py가
+숫자만 다룹니다. 문장은 report/curve_sentences.py가 만듭니다. 점과 행은 report/analysis.py가
 결과 파일에서 만든 것을 받습니다.
 """
 
@@ -39,8 +39,10 @@ class Crossover:
     high_x: float
 
 
-# 판정의 순서: 느려짐 < 차이 없음 < 빨라짐. 크기를 따라 한 방향으로만 움직여야 교차점이 하나입니다.
-ORDER = {"slower": 0, "same": 1, "faster": 2}
+# 판정의 순서: 느려짐 < 차이 없음·판정 보류 < 빨라짐. 크기를 따라 한 방향으로만 움직여야 교차점이
+# 하나입니다. 판정 보류는 ±5% 띠에 걸친 구간이라 차이 없음과 같은 높이에 둡니다.
+ORDER = {"slower": 0, "same": 1, "inconclusive": 1, "faster": 2}
+DEFINITE = ("faster", "slower")
 
 
 def runs(points: list[Point]) -> list[tuple[str, float, float]]:
@@ -58,22 +60,23 @@ def crossover(points: list[Point]) -> Crossover:
     points = sorted(points, key=lambda p: p.x)
     verdicts = [p.ratio.verdict for p in points]
     span = (points[0].x, points[-1].x)
-    if len(set(verdicts)) == 1:
-        return Crossover("all" if verdicts[0] != "same" else "none", verdicts[0], None, *span)
+    if len({ORDER[v] for v in verdicts}) == 1:
+        kind = "all" if verdicts[0] in DEFINITE and len(set(verdicts)) == 1 else "none"
+        return Crossover(kind, verdicts[0], None, *span)
     stretches = [verdict for verdict, *_ in runs(points)]
-    steps = {ORDER[b] > ORDER[a] for a, b in itertools.pairwise(stretches)}
+    pairs = itertools.pairwise(stretches)
+    steps = {ORDER[b] > ORDER[a] for a, b in pairs if ORDER[a] != ORDER[b]}
     if len(steps) == 2:  # 올라갔다 내려오거나 그 반대: 교차점 하나로 말하면 틀립니다
         return Crossover("mixed", verdicts[-1], None, *span)
     last = verdicts[-1]
-    # 큰 쪽 끝에서 같은 판정이 이어지는 첫 점: 그 앞 점과의 사이에서 1을 지납니다.
+    # 큰 쪽 끝에서 같은 높이의 판정이 이어지는 첫 점: 그 앞 점과의 사이에서 판정이 바뀝니다.
     start = len(points) - 1
-    while start > 0 and verdicts[start - 1] == last:
+    while start > 0 and ORDER[verdicts[start - 1]] == ORDER[last]:
         start -= 1
     before, after = points[start - 1], points[start]
-    x = _log_interpolate(before, after) if last != "same" else None
-    kind = "from" if last != "same" else "until"
-    verdict = last if last != "same" else verdicts[start - 1]
-    return Crossover(kind, verdict, x, before.x, after.x)
+    if last in DEFINITE:
+        return Crossover("from", last, _log_interpolate(before, after), before.x, after.x)
+    return Crossover("until", verdicts[start - 1], None, before.x, after.x)
 
 
 def _log_interpolate(before: Point, after: Point) -> float:

@@ -23,8 +23,9 @@ def disagreements(leave_one_out: Group, waterfall: Group, skip: set[str]) -> lis
         stage = added.get(name)
         if not (row.ratio and stage) or name in skip or row.entry["variant"] in skip:
             continue
-        when_added, when_removed = stage.previous.verdict, EFFECT_OF_REMOVING[row.verdict]
-        if when_added != when_removed:
+        when_added, when_removed = stage.previous.verdict, EFFECT_OF_REMOVING.get(row.verdict)
+        # 판정 보류가 한쪽에라도 있으면 다르다고 말할 수 없습니다.
+        if when_removed and when_added != "inconclusive" and when_added != when_removed:
             found.append(
                 f"{quoted(stage.label)}(앞 단계에 더할 때 {VERDICTS[when_added]}, "
                 f"마지막 단계에서의 몫은 {VERDICTS[when_removed]})"

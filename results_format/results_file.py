@@ -4,8 +4,8 @@
 한도만큼만 읽고, JSON은 깊이와 같은 이름의 항목을 확인하며 한 번에 읽습니다(일이 파일 크기에
 비례). 쓰기는 검증한 다음 임시 파일에 쓰고 한 번에 바꿔 끼웁니다.
 
-명령줄: `python -m results_format.results_file 파일…`은 빌드와 같은 검사(results_format/validation.py)를
-하고, 문제가 있으면 종료 코드 1입니다.
+명령줄: `python -m results_format.results_file 파일…`은 빌드와 같은 검사
+(results_format/validation.py)를 하고, 문제가 있으면 종료 코드 1입니다.
 """
 
 from __future__ import annotations

@@ -59,7 +59,15 @@ def copy_for_benchmarks(destination: Path) -> Path:
     """벤치마크를 실행하는 데 필요한 것만 복사하고, 팁 4의 CPU 크기를 작게 줄입니다. 팁 4 스니펫의
     Lightning 부분도 뺍니다: 벤치마크는 쓰지 않는데, 실행마다 lightning을 import하느라 2초씩
     걸렸습니다(이 파일의 실행은 열 개가 넘습니다)."""
-    for name in ("benchmarks", "guide", "snippets"):
+    for name in (
+        "benchmarks",
+        "measuring",
+        "results_format",
+        "report",
+        "torchdoctor",
+        "guide",
+        "snippets",
+    ):
         shutil.copytree(ROOT / name, destination / name,
                         ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
     for name in ("conftest.py", "pyproject.toml"):

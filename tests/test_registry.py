@@ -327,7 +327,7 @@ def test_an_extra_registry_entry_gets_nav_title_notebook_and_results(demo_site):
     site, number = demo_site
     page = unescape((site / "beyond" / f"{number:02d}-demo.html").read_text(encoding="utf-8"))
     assert "시험용 페이지" in re.search(r"<h1[^>]*>(.*?)<", page)[1]
-    assert "시험용 묶음 (크기 4)" in page and "2.88배 (2.81–2.95)" in page
+    assert "시험용 묶음 (크기 4)" in page and "2.88배 (2.81–2.95, 빨라짐)" in page
     assert (site / "notebooks" / "demo_page.html").is_file()
     home = unescape((site / "index.html").read_text(encoding="utf-8"))
     assert "시험용 비교" in home and f"beyond/{number:02d}-demo.html" in home

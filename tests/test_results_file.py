@@ -2,9 +2,9 @@
 원자적 쓰기, 파일 이름, 검증 명령.
 
 결과 파일은 다른 컴퓨터에서 오는 바깥 데이터입니다(이슈 21). 나쁜 파일마다 검증 명령
-(`python -m results_format.results_file`)과 빌드의 읽기(hooks/results_data.load_devices)가 같은 파일을
-똑같이 거절하는지 봅니다(P12). 읽기가 멈추지 않는 입력(링크, FIFO, 큰 문자열)은 시간 한도 안에서
-끝나야 합니다: 멈추면 실패입니다.
+(`python -m results_format.results_file`)과 빌드의 읽기(hooks/results_data.load_devices)가 같은
+파일을 똑같이 거절하는지 봅니다(P12). 읽기가 멈추지 않는 입력(링크, FIFO, 큰 문자열)은 시간
+한도 안에서 끝나야 합니다: 멈추면 실패입니다.
 """
 
 from __future__ import annotations
@@ -603,7 +603,8 @@ def test_a_write_makes_missing_folders_and_a_hidden_temp_file_beside_the_target(
 def test_asking_for_help_prints_the_usage_and_exits_zero(argv, capsys):
     assert results_file.main(argv) == 0
     assert capsys.readouterr().err == (
-        "사용법: python -m results_format.results_file 결과파일.json …  (빌드와 같은 검사를 합니다)\n"
+        "사용법: python -m results_format.results_file 결과파일.json …  "
+        "(빌드와 같은 검사를 합니다)\n"
     )
 
 

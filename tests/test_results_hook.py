@@ -124,10 +124,12 @@ def test_page_shows_the_files_numbers_with_labels_units_intervals_and_provenance
     text = visible_text(page_text(sample_site, "tips/04-create-on-device.html"))
     gpu = text[text.index("Test GPU 9000 (700 W)") : text.index("CPU 4코어 (Test CPU)")]
     assert (
-        "‘장치에서 바로 만들기’의 속도는 ‘CPU에서 만든 뒤 복사’의 2.75배(95% 구간 2.70–2.81)로, "
-        "구간 전체가 기준의 ±5% 밖이라 빠릅니다" in gpu
+        "‘장치에서 바로 만들기’의 속도는 ‘CPU에서 만든 뒤 복사’의 2.75배입니다(95% 구간 "
+        "2.70–2.81배, 빨라짐)" in gpu
     )
-    for number in ("7.37 ms", "2.68 ms", "1.61 ms", "36.4", "98.7", "3,210", "2.75배 (2.70–2.81)"):
+    numbers = ("7.37 ms", "2.68 ms", "1.61 ms", "36.4", "98.7", "3,210",
+               "2.75배 (2.70–2.81, 빨라짐)")  # fmt: skip
+    for number in numbers:
         assert number in gpu, number
     for header in (
         "중앙값(텐서 1개당)",
@@ -187,7 +189,7 @@ def test_a_mechanism_missing_on_a_device_reads_not_applicable(sample_site):
     text = visible_text(page_text(sample_site, "tips/04-create-on-device.html"))
     cpu = text[text.index("CPU 4코어 (Test CPU)") :]
     assert "이 장치에서는 해당 없음" in cpu
-    assert "차이 없음 (±3%)" in cpu and "빠릅니다" not in cpu.split("측정:")[0]
+    assert "차이 없음 (0.97–1.03배)" in cpu and "빨라짐" not in cpu.split("측정:")[0]
 
 
 def test_the_capstone_shows_the_previous_stage_column_and_no_slowdown_without_a_mechanism(
@@ -226,7 +228,8 @@ def test_home_overview_reads_not_applicable_and_shows_tip7_twice(sample_site):
     tip7 = [visible_text(r) for r in rows if "팁 7" in r]
     assert len(tip7) == 2
     assert any("고친 효과" in r for r in tip7) and any("프로파일러를 켠 비용" in r for r in tip7)
-    assert chart_images(sample_site, "index.html") and "2.75배 (2.70–2.81)" in visible_text(home)
+    assert chart_images(sample_site, "index.html")
+    assert "2.75배 (2.70–2.81, 빨라짐)" in visible_text(home)
 
 
 def test_results_page_lists_every_device_and_its_state(sample_site):
@@ -264,10 +267,10 @@ def test_a_sweep_shows_its_filled_title_crossover_interval_table_and_chart(sampl
     text = visible_text(html)
     assert "모델 폭에 따라: bf16 autocast 대 fp32 (2층, 배치 8×64 토큰)" in text
     assert (
-        "크기에 따라: 이 장치에서는 폭(d_model) ≈ 256부터 빨라집니다(256–1,024 사이에서 바뀝니다, "
-        "재 본 범위 16–4,096)" in text
+        "크기에 따라: 이 장치에서는 폭(d_model) 256–1,024 사이에서 판정이 바뀌어 1,024부터 "
+        "빨라집니다(재 본 범위 16–4,096)" in text
     )
-    assert "1.50배 (1.46–1.54)" in text and "0.60배 (0.58–0.62, 느려짐)" in text
+    assert "1.50배 (1.46–1.54, 빨라짐)" in text and "0.60배 (0.58–0.62, 느려짐)" in text
     alts = [alt for alt, _, _ in chart_images(sample_site, "tips/06-16bit.html")]
     assert any(alt.startswith("모델 폭에 따라: bf16 autocast 대 fp32 (2층") for alt in alts)
 

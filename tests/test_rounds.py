@@ -44,7 +44,7 @@ def old_settled(interval: stats.Interval, target: float = stats.TARGET_HALF_WIDT
 def test_a_true_ratio_on_the_band_edge_reads_faster_no_more_than_a_95_percent_interval_allows(
     noise_sd, monkeypatch
 ):
-    # 참값이 정확히 1.05이면 "빨라짐"은 구간 전체가 참값보다 위에 있다는 뜻, 곧 한쪽으로 놓친 것입니다.
+    # 참값이 정확히 1.05이면 "빨라짐"은 구간 전체가 참값보다 위, 곧 한쪽으로 놓친 것입니다.
     # 양쪽 95% 구간은 한쪽으로 2.5%까지 놓칩니다. 600번이면 표준오차가 0.6%p라 4%를 한도로 둡니다.
     share, mean_rounds = faster_share(1.05, noise_sd, trials=600)
     assert share <= 0.04, (share, mean_rounds)

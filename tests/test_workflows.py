@@ -946,7 +946,8 @@ def test_ci_validation_script_passes_good_files_and_stops_on_bad_ones(tmp_path, 
     """CI의 검증 스크립트를 그대로 실행합니다: 커밋된 결과 파일은 모두 통과, 틀린 파일은 이름을 짚고
     실패, 결과 파일이 하나도 없으면 확인할 것이 없다고 실패합니다."""
     (tmp_path / ".venv").symlink_to(Path(sys.prefix))
-    (tmp_path / "benchmarks").symlink_to(ROOT / "benchmarks")
+    for package in ("results_format", "guide", "torchdoctor"):
+        (tmp_path / package).symlink_to(ROOT / package)
     results = tmp_path / "results"
     results.mkdir()
     planted_files = []

@@ -40,11 +40,16 @@ def interval_bounds(low: float, high: float) -> str:
     return f"{low:,.{digits}f}–{high:,.{digits}f}"  # 윗끝만 1,000을 넘어도 쉼표를 씁니다
 
 
+def level_of(interval: Interval) -> str:
+    """구간의 신뢰 수준: 보통 "95%", 라운드가 적으면 실제로 보장하는 값("75%")."""
+    return f"{min(interval.confidence, CONFIDENCE):.0%}"
+
+
 def confidence_note(interval: Interval) -> str:
-    """라운드가 적어 95%에 못 미치는 구간이면 그 신뢰 수준을 밝힙니다."""
+    """라운드가 적어 95%에 못 미치는 구간이면 그 까닭과 신뢰 수준을 밝힙니다."""
     if interval.confidence >= CONFIDENCE:
         return ""
-    return f", 신뢰 수준 {interval.confidence:.0%}"
+    return f", 라운드가 적어 신뢰 수준 {level_of(interval)}"
 
 
 def ratio_text(interval: Interval) -> str:
@@ -58,3 +63,9 @@ def ratio_text(interval: Interval) -> str:
         leaning = f", {SIDES[interval.side]}" if interval.side else ""
         return f"{WORDS['inconclusive']}: {bounds}배{leaning}{note}"
     return f"{format_ratio(interval.median)} ({bounds}, {WORDS[kind]}{note})"
+
+
+def cumulative_text(interval: Interval) -> str:
+    """판정 없이 배수와 구간만: 전부 합치면의 누적 배수(판정은 단계마다 앞 단계와 견줘 내립니다)."""
+    bounds = interval_bounds(interval.low, interval.high)
+    return f"{format_ratio(interval.median)} ({bounds}{confidence_note(interval)})"
