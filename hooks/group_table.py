@@ -26,6 +26,13 @@ class GroupView:
     conclusion: str
 
 
+def role_label(row: analysis.Row) -> str:
+    """역할 칸: 권장 방식이라도 이 장치에서 빨라지지 않았으면 "권장"이라고 쓰지 않습니다."""
+    if row.role == "recommended" and row.ratio and row.verdict != "faster":
+        return analysis.ROLE_LABELS["other"]
+    return analysis.ROLE_LABELS[row.role]
+
+
 def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
     page = group.page
     metric_names = [
@@ -54,7 +61,7 @@ def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
         shown = row.shown_metrics()
         cells = [
             row.label,
-            analysis.ROLE_LABELS[row.role],
+            role_label(row),
             "계산값" if row.computed else formatting.format_seconds(row.entry["median_s"]),
         ]
         if compared:

@@ -44,9 +44,10 @@ def _overview_cell(
     group = view.group(item["group"])
     if not view.measured or group is None:
         return "아직 재지 않음", "", None
-    note = ""
+    notes = [item["note"]] if item.get("note") else []
     if group.baseline and item.get("show_baseline"):
-        note = f"기준: {plain(group.baseline.label)}"
+        notes.append(f"기준: {plain(group.baseline.label)}")
+    note = " · ".join(notes)
     if group.spec.conclusion == "overhead":
         worst = group.costliest
         others = [row for row in group.rows if row.role != "baseline" and row.ratio]
@@ -95,6 +96,8 @@ def overview(devices: list[Device], verified: list[registry.Page], url: Url, cha
         any_gpu=any(d.is_cuda for d in devices),
         verified=[{"url": url(p.doc), "heading": p.heading} for p in verified],
         contribute_url=url("method.md") + "#contribute",
+        reference_cpu=next((d.column_title for d in devices if not d.is_cuda), "CPU"),
+        results_url=url("results.md"),
     )
 
 
@@ -123,8 +126,8 @@ def all_results(devices: list[Device], url) -> str:
             pages.append({"url": url(page.doc), "heading": page.heading, "summary": summary,
                           "state": state})  # fmt: skip
         environment = [(label, _value(device.device[key])) for key, label in DEVICE_LABELS.items()]
-        views.append({"slug": device.slug, "title": device.title, "file_name": device.path.name,
-                      "raw_url": url(f"results/{device.path.name}"), "environment": environment,
+        views.append({"slug": device.slug, "title": device.column_title,
+                      "file_name": device.path.name, "raw_url": url(f"results/{device.path.name}"), "environment": environment,
                       "pages": pages})  # fmt: skip
     return render("all_results.html", devices=views)
 

@@ -6,7 +6,7 @@
 - `<!-- pages: tips -->`, `<!-- pages: beyond -->`: 그 구역의 페이지 표. `<!-- pages: commands -->`:
   페이지마다 직접 재는 명령(측정 방법 페이지).
 - 측정하는 페이지 끝에는 그 페이지의 노트북 링크를 붙입니다.
-결과에 관한 것(표, 차트, GPU에서 아직 실행해 보지 않은 코드 표시)은 hooks/results.py가 맡습니다.
+결과에 관한 것(표, 차트, GPU에서 돌려 보지 않은 GPU 경로의 표시)은 hooks/results.py가 맡습니다.
 """
 
 from __future__ import annotations

@@ -148,7 +148,7 @@ def device_view(device: Device, page: registry.Page, url: Url, chart: Chart) -> 
     view = device.view(page)
     result = DeviceView(
         slug=device.slug,
-        title=device.title,
+        title=device.column_title,
         is_cpu=not device.is_cuda,
         measured=view.measured,
         not_applicable="" if device.applies(page) else page.not_applicable,

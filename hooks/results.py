@@ -5,7 +5,7 @@
 - `<!-- results: overview -->`: 홈의 개요.  `<!-- results: all -->`: 전체 결과 페이지.
 - `<!-- results: peaks -->`: GPU마다 공개된 최고 성능 표(guide/peaks.toml).
 - GPU에서 동작이 달라지는 구역(`gpu_sections`)을 끼워 넣는 코드 블록에는, 지금 코드 그대로를
-  CUDA에서 잰 결과가 없으면 "GPU에서 아직 실행해 보지 않은 코드" 표시를 붙입니다.
+  CUDA에서 잰 결과가 없으면 GPU 경로를 아직 GPU에서 돌려 보지 않았다는 표시(GPU_MARK)를 붙입니다.
 - 원본 결과 파일을 사이트에 복사해 내려받을 수 있게 합니다.
 결과는 빌드마다 한 번 읽고 분석합니다(hooks/results_data.py). 문제가 있으면 파일과 항목을 짚은
 한국어 오류 하나로 빌드를 멈춥니다.
@@ -30,14 +30,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from guide import registry
 from hooks import chart_images, overview, render
 from hooks.pages import measured_page
-from hooks.results_data import gpu_verified, load_devices
+from hooks.results_data import gpu_verified, home_devices, load_devices, page_devices
 from results_format.validation import ResultsError
 
 log = logging.getLogger("mkdocs.hooks.results")
 
 MARKER = re.compile(r"^<!--\s*results(?::\s*(?P<target>overview|all|peaks))?\s*-->[ \t]*$", re.M)
 FENCE = re.compile(r"^(?P<indent>[ \t]*)```python[^\n]*\n(?P<body>.*?)^(?P=indent)```", re.M | re.S)
-GPU_MARK = '<span class="gpu-unverified-mark">GPU에서 아직 실행해 보지 않은 코드</span>'
+GPU_MARK = (
+    '<span class="gpu-unverified-mark">GPU 경로는 아직 GPU에서 돌려 보지 않았습니다'
+    "(CPU에서는 테스트가 실행합니다)</span>"
+)
 
 
 def _root(config) -> Path:
@@ -99,7 +102,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         target = match["target"]
         if target == "overview":
             verified = [p for p in registry.load() if p.gpu_sections and gpu_verified(devices, p)]
-            return overview.overview(devices, verified, url, chart)
+            return overview.overview(home_devices(devices), verified, url, chart)
         if target == "all":
             return overview.all_results(devices, url)
         if target == "peaks":
@@ -109,7 +112,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
                 f"{page.file.src_uri}: `<!-- results -->`에는 앞머리 `page:`가 필요합니다"
             )
         verified = gpu_verified(devices, measured)
-        return render.page_results(measured, devices, verified, url, chart)
+        shown = page_devices(devices, measured)
+        return render.page_results(measured, shown, verified, url, chart)
 
     return MARKER.sub(replace, markdown)
 

@@ -47,6 +47,22 @@ class Device:
     def view(self, page: registry.Page) -> analysis.PageView:
         return self.views[page.id]
 
+    def measured(self, page: registry.Page) -> bool:
+        return self.views[page.id].measured
+
+    @property
+    def threads(self) -> list[int]:
+        """이 장치의 페이지들을 잰 torch 스레드 수(CPU 배수를 읽는 데 필요합니다)."""
+        return sorted({s["measured"]["torch_threads"] for s in self.doc["pages"].values()})
+
+    @property
+    def column_title(self) -> str:
+        """표의 열 제목: CPU는 코어 수만이 아니라 잰 스레드 수까지 씁니다."""
+        if self.is_cuda or not self.threads:
+            return self.title
+        threads = "·".join(map(str, self.threads))
+        return f"{self.title} · torch 스레드 {threads}개"
+
 
 def load_device(path: Path) -> Device:
     doc = results_file.load_published(path)
@@ -73,6 +89,26 @@ def _load_devices(root: Path, signature: tuple) -> tuple[Device, ...]:
     devices = [load_device(path) for path in results_file.published_files(root)]
     # GPU 결과를 먼저 보여 줍니다(발행하는 숫자의 중심). 그다음 CPU.
     return tuple(sorted(devices, key=lambda d: (not d.is_cuda, d.slug)))
+
+
+# 홈의 개요가 보여 주는 CPU 하나(결과 파일 이름). 다른 CPU의 결과는 그 CPU가 잰 페이지와 전체 결과
+# 페이지에만 보입니다. 기준 CPU를 바꾸려면 이 값을 바꾸고 그 CPU에서 모든 페이지를 잽니다.
+REFERENCE_CPU = "cpu-amd-epyc-family-25-model-17-2cores"
+
+
+def home_devices(devices: list[Device]) -> list[Device]:
+    """홈의 개요에 보일 장치: 모든 GPU와 기준 CPU 하나(없으면 페이지를 가장 많이 잰 CPU)."""
+    cpus = [d for d in devices if not d.is_cuda]
+    reference = next((d for d in cpus if d.slug == REFERENCE_CPU), None)
+    if reference is None and cpus:
+        reference = max(cpus, key=lambda d: len(d.doc["pages"]))
+    return [d for d in devices if d.is_cuda or d is reference]
+
+
+def page_devices(devices: list[Device], page: registry.Page) -> list[Device]:
+    """페이지에 보일 장치: 그 페이지를 잰 장치만(다른 CPU가 한 페이지만 올려도 모든 페이지에 빈
+    칸이 생기지 않게)."""
+    return [d for d in devices if d.measured(page)]
 
 
 def gpu_verified(devices: list[Device], page: registry.Page) -> bool:

@@ -303,7 +303,7 @@ def test_no_rendered_result_contradicts_itself(sample_site, page):
 def test_gpu_only_code_is_marked_until_a_cuda_file_covers_it(sample_site):
     # 예시 GPU 문서의 팁 4 지문은 지금 코드와 같으므로 팁 4의 표시는 없습니다.
     tip4 = page_text(sample_site, "tips/04-create-on-device.html")
-    assert "GPU에서 아직 실행해 보지 않은 코드" not in tip4
+    assert "GPU 경로는 아직 GPU에서 돌려 보지 않았습니다(CPU에서는 테스트가 실행합니다)" not in tip4
     # 팁 3은 측정 뒤 스니펫이 바뀌었으므로 표시가 남습니다(코드 블록과 결과 둘 다).
     tip3 = page_text(sample_site, "tips/03-avoid-syncs.html")
     assert tip3.count('class="gpu-unverified-mark"') >= 2 and "gpu-unverified" in tip3
