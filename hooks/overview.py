@@ -127,8 +127,8 @@ def all_results(devices: list[Device], url) -> str:
                           "state": state})  # fmt: skip
         environment = [(label, _value(device.device[key])) for key, label in DEVICE_LABELS.items()]
         views.append({"slug": device.slug, "title": device.column_title,
-                      "file_name": device.path.name, "raw_url": url(f"results/{device.path.name}"), "environment": environment,
-                      "pages": pages})  # fmt: skip
+                      "file_name": device.path.name, "raw_url": url(f"results/{device.path.name}"),
+                      "environment": environment, "pages": pages})  # fmt: skip
     return render("all_results.html", devices=views)
 
 
