@@ -42,7 +42,7 @@ CPU_DEVICE = GPU_DEVICE | {
     "cuda": None,
 }
 SAMPLE_NAME = "test-gpu-9000-700w-1gpu.json"
-CPU_NAME = "cpu-test-4cores.json"
+CPU_NAME = "cpu-test-4cores-avx2-avx512f.json"
 COMMIT = "abcdef0123" + "4" * 30
 DATE = "2031-04-05T06:07:08Z"
 

@@ -331,7 +331,7 @@ def test_a_results_folder_that_is_a_link_has_no_results(tmp_path, doc):
 
 def test_a_file_named_for_another_device_is_refused(tmp_path):
     path = write(tmp_path / SAMPLE_NAME, cpu_document(ROOT))
-    with pytest.raises(ResultsError, match="cpu-test-4cores.json") as caught:
+    with pytest.raises(ResultsError, match="cpu-test-4cores-avx2-avx512f.json") as caught:
         results_file.load(path)
     assert caught.value.field == "(파일 이름)"
 
@@ -345,10 +345,14 @@ def test_a_file_named_for_another_device_is_refused(tmp_path):
         ({"name": "NVIDIA H200", "power_limit_w": None, "count": 1}, "nvidia-h200-1gpu"),
         ({"name": "NVIDIA A100-SXM4-80GB", "power_limit_w": 400.0, "count": 1},
          "nvidia-a100-sxm4-80gb-400w-1gpu"),
-        ({"kind": "cpu", "cpu_model": "AMD EPYC (family 25, model 17)", "usable_cores": 2},
-         "cpu-amd-epyc-family-25-model-17-2cores"),
+        ({"kind": "cpu", "cpu_model": "AMD EPYC (family 25, model 17)", "usable_cores": 2,
+          "cpu_flags": ["avx2", "avx512f", "avx512_bf16"]},
+         "cpu-amd-epyc-family-25-model-17-2cores-avx2-avx512f-avx512bf16"),
+        # 모델 이름이 같아도 AVX-512를 숨긴 VM은 다른 파일입니다(이슈 40).
+        ({"kind": "cpu", "cpu_model": "AMD EPYC (family 25, model 17)", "usable_cores": 2,
+          "cpu_flags": ["avx2"]}, "cpu-amd-epyc-family-25-model-17-2cores-avx2"),
         ({"kind": "cpu", "cpu_model": "Intel(R) Xeon(R) Platinum 8370C CPU @ 2.80GHz",
-          "usable_cores": 16}, "cpu-intel-xeon-platinum-8370c-16cores"),
+          "usable_cores": 16, "cpu_flags": []}, "cpu-intel-xeon-platinum-8370c-16cores"),
     ],
 )  # fmt: skip
 def test_the_file_name_tells_gpu_count_and_power_limit_apart(device, name):
@@ -551,7 +555,7 @@ def test_a_dry_run_is_refused_as_a_dry_run_field_error(tmp_path, doc):
 def test_a_misnamed_file_error_names_the_file(tmp_path):
     path = write(tmp_path / SAMPLE_NAME, cpu_document(ROOT))
     assert error_of(results_file.load, path) == (
-        str(path), "(파일 이름)", "device에 맞는 이름은 cpu-test-4cores.json입니다"
+        str(path), "(파일 이름)", "device에 맞는 이름은 cpu-test-4cores-avx2-avx512f.json입니다"
     )  # fmt: skip
 
 

@@ -121,11 +121,20 @@ def test_publishing_one_page_replaces_only_that_section(tmp_path, local):
     assert list(results_file.load(kept_locally)["pages"]) == ["tip4"]
 
 
+def test_the_same_cpu_model_with_other_flags_publishes_its_own_file(tmp_path, local):
+    # 이슈 40: 모델 이름이 같아도 명령어 확장이 다르면(AVX-512를 숨긴 VM) 거절하지 않고 따로 씁니다.
+    path, before = publish_old(tmp_path, "tip3", "tip4", cpu_flags=["avx2", "avx512f", "amx_bf16"])
+    run = new_run(tmp_path, "tip4")
+    assert measurement.finish(run) is True
+    assert path.read_bytes() == before  # 다른 기계의 파일은 그대로입니다
+    written = [p for p in (tmp_path / "results").glob("*.json") if p != path]
+    assert [list(results_file.load(p)["pages"]) for p in written] == [["tip4"]]
+
+
 @pytest.mark.parametrize(
     "device",
     [
         {"torch": "2.0.0+cpu"},
-        {"cpu_flags": ["avx2", "avx512f", "amx_bf16"]},
         {"cpu_cores": 64},
     ],  # fmt: skip
 )
