@@ -19,8 +19,9 @@ from mkdocs.exceptions import PluginError
 TESTS = Path(__file__).resolve().parents[1] / "tests"
 # 이름이 있는 표시: 파일 이름과 테스트 함수 이름(클래스 안이면 Class::test).
 MARK = re.compile(r"\(✓ 테스트(?P<cuda>, CUDA)?: (?P<file>test_\w+\.py)::(?P<name>\w+(?:::\w+)?)\)")
-# 모든 표시의 시작. MARK와 맞지 않는 것은 이름이 없거나 형식이 틀린 표시입니다.
-ANY_MARK = re.compile(r"\(✓ 테스트[^)]*\)")
+# 모든 표시: 괄호 안 어디에 있든 "✓ 테스트"로 시작하는 것. MARK와 맞지 않는 것은 이름이 없거나
+# 형식이 틀린 표시입니다("(miss 0, ✓ 테스트: …)"처럼 괄호 가운데에 끼운 것도 여기서 잡습니다).
+ANY_MARK = re.compile(r"\([^()]*?✓ 테스트[^)]*\)")
 
 
 @functools.cache

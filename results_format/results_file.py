@@ -142,7 +142,7 @@ def _slug(text: str) -> str:
 
 def results_name(device: dict) -> str:
     """결과 파일 이름(확장자 없이). GPU는 이름·전력 한도·개수(nvidia-h200-700w-1gpu),
-    CPU는 모델, 코어 수, 행렬 곱에 관계된 명령어 확장(cpu-amd-epyc-…-2cores-avx2-avx512f-avx512bf16).
+    CPU는 모델, 코어 수, 행렬 곱에 관계된 명령어 확장(cpu-amd-epyc-…-2cores-avx2-avx512bf16).
     개수나 확장이 다르면 다른 파일입니다: AVX-512를 숨긴 VM처럼 모델 이름이 같아도 다른 기계는
     따로 발행합니다."""
     if device["kind"] == "cuda":

@@ -52,6 +52,11 @@ def test_the_pages_carry_named_marks():
             "(✓ 테스트: test_no_such_file.py::test_anything)",
             "tests/test_no_such_file.py에 test_anything 테스트가 없습니다",
         ),
+        # 괄호 가운데에 끼운 표시는 빌드가 링크로 바꾸지 못합니다(이슈 40: 융합 옵티마이저 페이지).
+        (
+            "(miss 0, ✓ 테스트: test_beyond_compile.py::test_cold_compile)",
+            "확인하는 테스트의 이름이 없습니다",
+        ),
         # 테스트가 아닌 함수(pytest가 모으지 않는 이름)는 확인하는 테스트가 아닙니다.
         (
             "(✓ 테스트: test_tip1_num_workers.py::all_batches)",
