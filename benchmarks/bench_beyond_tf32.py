@@ -77,6 +77,22 @@ NO_CPU_BF16 = (
 )
 
 
+# 스윕의 크기: 행렬 곱 한 번이 수 µs인 64에서 수십 ms인 2048까지(한 라운드는 반복으로 20 ms 이상).
+CPU_SWEEP_N = {"quick": [16, 32], "cpu": [64, 128, 256, 512, 1024, 2048]}
+CPU_SWEEP_N["cuda"] = CPU_SWEEP_N["cpu"]  # GPU 기계에서도 이 스윕은 CPU 텐서로 잽니다
+
+
+@pytest.mark.sweep("cpu-size")
+def test_cpu_bf16_size_sweep(sweep, size_key):
+    if size_key != "quick" and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
+        pytest.skip(NO_CPU_BF16)
+    run = sweep("cpu-size")
+    for n in CPU_SWEEP_N[size_key]:
+        a, b = torch.randn(n, n), torch.randn(n, n)
+        ieee, bf16 = run.point(n, (bt.matmul_cpu_ieee, a, b), (bt.matmul_cpu_bf16, a, b))
+        assert ieee.shape == bf16.shape == (n, n)
+
+
 @pytest.mark.measures("cpu-bf16")
 def test_cpu_bf16_matmul(compare, size_key):
     if size_key != "quick" and not torch.ops.mkldnn._is_mkldnn_bf16_supported():
