@@ -130,7 +130,8 @@ def test_lightning_token_accumulation_equals_the_large_batch():
 def micro_batches_for_ranks(x, y, k, world_size):
     """순위 r의 마이크로배치가 r, r + world_size, ... 자리에 오게 늘어놓습니다.
 
-    Lightning은 DataLoader에 DistributedSampler(shuffle=False)를 넣어, 순위 r에게 그 자리들을 줍니다.
+    Lightning은 DataLoader에 DistributedSampler(shuffle=False)를 넣어 순위 r에게 그 자리들을
+    줍니다.
     그래서 순위 r은 ga.shard가 떼어 준 제 몫을 마이크로배치 K개로 받습니다.
     """
     per_rank = [ga.with_step_tokens(*ga.shard(x, y, r, world_size), k) for r in range(world_size)]
