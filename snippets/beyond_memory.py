@@ -14,11 +14,11 @@ from torch.utils.checkpoint import checkpoint
 
 # --8<-- [end:imports]
 
+# --8<-- [start:slow]
 IGNORE = -100  # 패딩 자리의 정답: 손실에서 뺍니다.
 CHUNKS = 16  # 토큰을 나눌 조각 수
 
 
-# --8<-- [start:slow]
 def loss_all_at_once(hidden, weight, targets):
     """로짓(토큰 수 × 어휘)을 한 번에 만들어 교차 엔트로피를 계산하고 역전파합니다."""
     hidden.grad = weight.grad = None

@@ -1,6 +1,12 @@
 """snippets/beyond_memory.py의 테스트: 조각으로 나눈 손실이 한 번에 계산한 손실과 같은 값과 변화도를
 내는지, 최대 메모리가 실제로 줄어드는지, GPU 함수가 CPU에서 한국어로 멈추는지 봅니다."""
 
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import pytest
 import torch
 
@@ -43,25 +49,37 @@ def test_mean_per_chunk_would_be_wrong():
     assert abs(per_chunk.item() - whole.item()) > 1e-4
 
 
+PEAKS = """
+import json, torch
+from benchmarks import memory
+from snippets import beyond_memory as mem
+torch.set_num_threads(1)
+sizes = {"tokens": 512, "d_model": 16, "vocab": 32768}
+peaks = {}
+for fn in (mem.loss_all_at_once, mem.loss_in_chunks):
+    args = mem.make_inputs("cpu", **sizes)
+    fn(*args)  # 첫 호출의 변화도 할당을 최대 메모리에서 뺍니다.
+    peaks[fn.__name__] = memory.peak_mib(lambda: fn(*args), torch.device("cpu"))
+print(json.dumps(peaks))
+"""
+
+
 def test_chunked_loss_lowers_the_peak_memory():
     # 로짓 64 MiB(토큰 512 × 어휘 32768 × 4바이트). 한 번에 계산하면 로짓, log_softmax 출력,
     # 그 변화도가 함께 있고, 조각 16개를 체크포인팅하면 한 번에 조각 하나의 것만 있습니다.
     # 체크포인팅 없이 조각만 나누면 모든 조각의 로짓이 역전파까지 남아 이 경계를 넘습니다.
+    # 앞선 테스트가 남긴 힙과 스레드가 섞이지 않게 새 프로세스에서 잽니다.
     if memory.peak_mib(lambda: None, torch.device("cpu")) is None:
         pytest.skip(
             "이 운영체제에서는 CPU 최대 메모리를 잴 수 없습니다(Linux의 glibc가 필요합니다)"
         )
-    sizes = {"tokens": 512, "d_model": 16, "vocab": 32768}
     assert mem.CHUNKS == 16
-    peaks = {}
-    for fn in (mem.loss_all_at_once, mem.loss_in_chunks):
-        args = mem.make_inputs("cpu", **sizes)
-        fn(*args)  # 첫 호출의 변화도 할당을 최대 메모리에서 뺍니다.
-        peaks[fn.__name__] = memory.peak_mib(
-            lambda fn=fn, args=args: fn(*args), torch.device("cpu")
-        )
-    logits = mem.logits_mib(sizes["tokens"], sizes["vocab"])
-    assert peaks["loss_all_at_once"] > logits
+    root = Path(__file__).resolve().parent.parent
+    env = {**os.environ, "PYTHONPATH": str(root)}
+    result = subprocess.run([sys.executable, "-c", PEAKS], cwd=root, env=env,
+                            capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
+    peaks = json.loads(result.stdout.strip().splitlines()[-1])
+    assert peaks["loss_all_at_once"] > mem.logits_mib(512, 32768)
     # 이 CPU에서 잰 값: 한 번에 약 4 × 로짓, 조각 16개(체크포인팅) 약 1 × 로짓, 체크포인팅 없이
     # 조각만 나누면 약 2 × 로짓. 경계는 그 사이입니다.
     assert peaks["loss_in_chunks"] < peaks["loss_all_at_once"] / 3
