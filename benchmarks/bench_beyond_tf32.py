@@ -72,8 +72,8 @@ def test_bf16_matmul_ceiling(compare, bench_device, size_key):
 # (AVX512-BF16, AMX)이 있는 CPU에서만 뜻이 있습니다. 크기는 2048²(연산 17 GFLOP, CPU에서 수십 ms).
 CPU_MATMUL_N = {"quick": 64, "cpu": 2048, "cuda": 2048}
 NO_CPU_BF16 = (
-    '이 CPU에는 bf16 행렬 곱 명령(AVX512-BF16, AMX)이 없어 fp32_precision="bf16"이 바꾸는 것이 '
-    "없습니다. 이 CPU에서는 바뀌는 것 없음입니다."
+    '이 CPU에는 bf16 행렬 곱 명령(AVX512-BF16, AMX)이 없어 fp32_precision="bf16"이 이 CPU에서는 '
+    "아무것도 바꾸지 않습니다."
 )
 
 

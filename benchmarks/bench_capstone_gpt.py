@@ -169,7 +169,7 @@ def saved_activation_mib(job):
 
 @pytest.mark.measures("checkpointing")
 def test_checkpointing(compare, bench_device, size_key):
-    # 컴파일을 뺀 마지막 단계입니다. 저장한 활성값은 즉시 실행에서만 셀 수 있습니다.
+    # 컴파일을 뺀 마지막 단계입니다. 저장한 활성값은 eager 실행에서만 셀 수 있습니다.
     size = SIZES[size_key]
     cfg = cap.GPTConfig(**size["model"])
     final = stages(size)[-2][2]

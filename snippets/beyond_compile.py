@@ -210,7 +210,7 @@ class _Collect(logging.Filter):
 def compiler_warnings(names=("torch", "torch._dynamo", "torch._inductor")):
     """torch.compile이 로그로 바로 찍는 경고(그래프 끊김 안내 등)를 모아 두었다가 돌려줍니다.
 
-    torch는 이 로거들에 자기 핸들러를 달아 stderr에 씁니다. 그 핸들러에 거르개를 잠깐 붙입니다.
+    torch는 이 로거들에 자기 핸들러를 달아 stderr에 씁니다. 그 핸들러에 필터를 잠깐 붙입니다.
     """
     collect = _Collect()
     handlers = [h for name in names for h in logging.getLogger(name).handlers]

@@ -142,7 +142,7 @@ def main(device="cpu"):
     device = torch.device(device)
     print(f"장치: {device}")
     if device.type != "cuda":
-        print("CUDA 그래프는 GPU 전용이라 이 장치에서는 해당 없음입니다.")
+        print("CUDA 그래프는 GPU 전용이라 이 장치에는 해당하지 않습니다.")
         print("CPU에서는 커널을 실행(launch)하는 비용이 따로 없고, reduce-overhead 모드도 CUDA")
         print("그래프 없이 기본 모드처럼 컴파일합니다. `--device cuda`로 GPU에서 실행하세요.")
         return

@@ -131,6 +131,49 @@ class TokenAccumulation(L.LightningModule):
 # --8<-- [end:lightning]
 
 
+# --8<-- [start:lightning_ddp]
+def with_step_tokens(x, y, micro_batches):
+    """한 프로세스의 배치를 마이크로배치 K개로 나누고, 각각에 이 스텝의 토큰 수를 붙입니다.
+
+    Lightning의 자동 누적은 마이크로배치를 하나씩 training_step에 넘깁니다. 스텝 전체의 토큰 수는
+    training_step 안에서는 알 수 없으므로, 배치를 만드는 쪽에서 미리 세어 함께 넘깁니다.
+    """
+    step_tokens = count_tokens(y)
+    return [
+        (x_micro, y_micro, step_tokens)
+        for x_micro, y_micro in zip(x.chunk(micro_batches), y.chunk(micro_batches), strict=True)
+    ]
+
+
+class GlobalTokenLoss(L.LightningModule):
+    """여러 GPU에서 Trainer(accumulate_grad_batches=K)를 그대로 쓸 때의 토큰 손실입니다.
+
+    Lightning은 돌려준 손실을 K로 나누고, DDP는 변화도를 world_size로 평균합니다. 그래서 손실의
+    합을 모든 프로세스·모든 마이크로배치의 토큰 수 합으로 나눈 뒤 K × world_size를 곱해 둘을
+    지웁니다. 프로세스마다 제 토큰 수로 나누면 "프로세스별 평균의 평균"이 되어 패딩이 있을 때
+    틀립니다.
+    """
+
+    def __init__(self, model, lr=0.1):
+        super().__init__()
+        self.model = model
+        self.lr = lr
+
+    def training_step(self, batch, batch_idx):
+        x, y, step_tokens = batch
+        # 모든 프로세스의 스텝 토큰 수를 더합니다. all-reduce는 텐서를 제자리에서 바꾸므로
+        # 복사본을 넘깁니다.
+        total_tokens = self.trainer.strategy.reduce(step_tokens.clone(), reduce_op="sum")
+        scale = self.trainer.accumulate_grad_batches * self.trainer.world_size
+        return token_loss(self.model(x), y, reduction="sum") * scale / total_tokens
+
+    def configure_optimizers(self):
+        return torch.optim.SGD(self.parameters(), lr=self.lr)
+
+
+# --8<-- [end:lightning_ddp]
+
+
 # --8<-- [start:pitfall]
 def accumulated_step_naive(model, optimizer, x, y, micro_batches):
     """흔한 실수: 마이크로배치의 평균 손실을 micro_batches로 나눕니다.
@@ -192,7 +235,10 @@ def ddp_accumulated_step(ddp_model, optimizer, x, y, micro_batches, skip_sync=Tr
 
 
 def count_allreduces(ddp_model):
-    """DDP가 변화도 버킷을 all-reduce할 때마다 세는 통신 훅을 답니다. 세는 상자를 돌려줍니다."""
+    """DDP가 변화도 버킷을 all-reduce할 때마다 세는 통신 훅을 답니다.
+
+    횟수를 담은 딕셔너리를 돌려줍니다.
+    """
     counter = {"allreduces": 0}
 
     def hook(state, bucket):

@@ -86,7 +86,7 @@ KERNELS = {
 def kernel_used(attention, q, k, v):
     """attention(q, k, v)가 실제로 어떤 SDPA 커널로 계산됐는지 돌려줍니다.
 
-    fused 커널은 역전파 노드 하나(`ScaledDotProduct...Backward0`)를 남기고, math는 행렬 곱과
+    융합(fused) 커널은 역전파 노드 하나(`ScaledDotProduct...Backward0`)를 남기고, math는 행렬 곱과
     소프트맥스 같은 평범한 연산의 노드를 남깁니다. 그래서 출력의 grad_fn 이름을 봅니다.
     """
     q, k, v = (t.detach().requires_grad_() for t in (q, k, v))

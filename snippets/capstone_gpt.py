@@ -74,7 +74,7 @@ class Stage:
 def cumulative_stages(num_workers=2, batch_multiplier=2):
     """(key, 설명, Stage)의 목록입니다. 단계마다 앞 단계의 플래그를 모두 물려받습니다."""
     changes = [
-        ("baseline", "기준: fp32, 즉시 실행(eager), 손으로 쓴 어텐션", {}),
+        ("baseline", "기준: fp32, eager 실행, 손으로 쓴 어텐션", {}),
         ("workers", "워커 + 고정 메모리", {"num_workers": num_workers, "pin_memory": True}),
         ("no-host-reads", "매 스텝 호스트로 읽지 않기", {"read_loss_every_step": False}),
         ("create-on-device", "텐서를 장치에서 바로 만들기", {"create_on_device": True}),

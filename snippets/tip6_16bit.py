@@ -176,9 +176,16 @@ def cpu_supports_bf16():
 
 
 def pick_precision(accelerator):
-    """Ampere 이후 GPU는 bf16, V100·T4·2080 Ti는 fp16, bf16 명령이 없는 CPU는 fp32로 둡니다."""
+    """Lightning의 precision을 장치에 맞게 고릅니다.
+
+    Ampere 이후 GPU는 bf16, V100·T4·2080 Ti는 fp16, 그보다 앞선 GPU와 bf16 명령이 없는 CPU는 fp32.
+    """
     if accelerator in ("cuda", "gpu"):
-        return "16-mixed" if torch.cuda.get_device_capability()[0] < 8 else "bf16-mixed"
+        major = torch.cuda.get_device_capability()[0]
+        # 계산 능력 7.0 미만(P100·GTX 1080 Ti 같은 Pascal, Maxwell)에는 fp16 텐서 코어가 없습니다.
+        if major < 7:
+            return "32-true"
+        return "16-mixed" if major < 8 else "bf16-mixed"
     # AVX-512 BF16이나 AMX가 없는 CPU에서 bf16은 dtype 변환만 늘어 fp32보다 느립니다.
     return "bf16-mixed" if cpu_supports_bf16() else "32-true"
 

@@ -127,6 +127,45 @@ def test_lightning_token_accumulation_equals_the_large_batch():
         torch.testing.assert_close(weight, large[name], rtol=1e-12, atol=1e-12)
 
 
+def micro_batches_for_ranks(x, y, k, world_size):
+    """순위 r의 마이크로배치가 r, r + world_size, ... 자리에 오게 늘어놓습니다.
+
+    Lightning은 DataLoader에 DistributedSampler(shuffle=False)를 넣어 순위 r에게 그 자리들을
+    줍니다.
+    그래서 순위 r은 ga.shard가 떼어 준 제 몫을 마이크로배치 K개로 받습니다.
+    """
+    per_rank = [ga.with_step_tokens(*ga.shard(x, y, r, world_size), k) for r in range(world_size)]
+    return [per_rank[r][m] for m in range(k) for r in range(world_size)]
+
+
+def test_lightning_ddp_accumulation_divides_by_the_token_total_of_all_ranks():
+    # 프로세스 2개(ddp_spawn, gloo)와 accumulate_grad_batches=K로 옵티마이저 스텝 하나를 돌리면
+    # 큰 배치 한 번(전체 토큰 수로 나눔)과 같은 가중치가 나와야 합니다.
+    k, world_size = 3, 2
+    x, y = ga.make_inputs(12, 5, 8, dtype=torch.float64)
+    tokens = [int(ga.count_tokens(ga.shard(x, y, r, world_size)[1])) for r in range(world_size)]
+    # 순위마다 토큰 수가 달라야, 순위별 토큰 수로 나누는 틀린 방법이 이 테스트에서 드러납니다.
+    assert tokens[0] != tokens[1]
+    module = ga.GlobalTokenLoss(ga.make_model(features=8, dtype=torch.float64))
+    trainer = L.Trainer(
+        accelerator="cpu",
+        devices=world_size,
+        strategy="ddp_spawn",
+        max_steps=1,
+        accumulate_grad_batches=k,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    data = micro_batches_for_ranks(x, y, k, world_size)
+    trainer.fit(module, DataLoader(data, batch_size=None))
+    large = weights_after(ga.large_batch_step, x, y)
+    # ddp_spawn은 순위 0의 가중치를 이 프로세스의 모듈로 돌려줍니다.
+    for name, weight in module.model.named_parameters():
+        torch.testing.assert_close(weight, large[name], rtol=1e-12, atol=1e-12)
+
+
 @pytest.fixture(scope="module")
 def ddp_reports():
     config = {

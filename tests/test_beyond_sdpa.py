@@ -1,6 +1,8 @@
 """snippets/beyond_sdpa.py의 테스트: SDPA가 손으로 쓴 어텐션과 같은 값을 내고, 고른 커널을 맞게 알려
 주는지 봅니다."""
 
+import os
+
 import pytest
 import torch
 from torch.nn.attention import SDPBackend
@@ -96,14 +98,74 @@ def test_attention_flops_matches_torchs_flop_counter(shape):
     assert counter.get_total_flops() == attention_flops(*shape)
 
 
+@pytest.mark.skipif(
+    torch.cuda.is_available(),
+    reason=(
+        "CUDA 빌드는 첫 SDPA 호출에서 순서를 다시 정하므로 "
+        "test_cuda_build_moves_cudnn_first_on_sm90_and_sm100이 확인합니다"
+    ),
+)
 def test_default_kernel_priority_is_flash_efficient_math_then_cudnn():
-    # math는 언제나 쓸 수 있으므로, 그 뒤에 있는 cuDNN 커널은 기본으로는 고르지 않습니다.
+    # CPU 빌드는 정해 둔 순서를 바꾸지 않습니다. math는 언제나 쓸 수 있으므로 cuDNN은
+    # 고르지 않습니다.
+    q, k, v, _ = sdpa.make_inputs("cpu", 1, 2, 8, 8)
+    sdpa.attention_sdpa(q, k, v)  # 한 번 부른 뒤에도 순서는 그대로입니다.
     assert sdpa.kernel_priority()[:4] == [
         "FLASH_ATTENTION",
         "EFFICIENT_ATTENTION",
         "MATH",
         "CUDNN_ATTENTION",
     ]
+
+
+def cudnn_should_come_first(capability, cudnn_version, cuda_version, env):
+    """torch의 check_prefer_cudnn_attention을 옮긴 규칙입니다.
+
+    출처: aten/src/ATen/native/transformers/cuda/sdp_utils.cpp(pytorch/pytorch#162073 이후).
+    """
+    major, minor = capability
+    if env.get("TORCH_CUDNN_SDPA_DEPRIORITIZED", "0").lower() in ("1", "true", "on", "yes", "y"):
+        return False
+    if cudnn_version is None or cudnn_version <= 91500 or major not in (9, 10):
+        return False
+    cuda_major = int(cuda_version.split(".")[0]) if cuda_version else 0
+    return cuda_major >= 13 or minor in (0, 3)
+
+
+def test_cudnn_rule_matches_the_page():
+    # 페이지가 말한 경우들: H100(9.0)·B200(10.0)은 cuDNN 9.15.1부터 앞, A100(8.0)·4090(8.9)은 아님.
+    assert cudnn_should_come_first((9, 0), 91501, "12.8", {})
+    assert cudnn_should_come_first((10, 0), 91700, "13.0", {})
+    assert not cudnn_should_come_first((9, 0), 91400, "12.8", {})
+    assert not cudnn_should_come_first(
+        (9, 0), 91501, "12.8", {"TORCH_CUDNN_SDPA_DEPRIORITIZED": "1"}
+    )
+    assert not cudnn_should_come_first((8, 0), 91501, "13.0", {})
+    assert not cudnn_should_come_first((8, 9), 91501, "13.0", {})
+
+
+@pytest.mark.skipif(
+    not torch.cuda.is_available(), reason="CUDA GPU에서만 커널 선택을 기록할 수 있습니다"
+)
+def test_cuda_build_moves_cudnn_first_on_sm90_and_sm100(record_property):
+    q, k, v, _ = sdpa.make_inputs("cuda", 2, 4, 256, 64, dtype=torch.bfloat16)
+    chosen = sdpa.kernel_used(sdpa.attention_sdpa, q, k, v)  # 첫 호출이 순서를 정합니다.
+    capability = torch.cuda.get_device_capability()
+    # torch는 실행 중인 cuDNN의 버전을 봅니다(휠에 든 것이 아니라 실제로 불러온 라이브러리).
+    major, minor, patch = (
+        torch._C._cudnn.getRuntimeVersion() if torch.backends.cudnn.is_available() else (0, 0, 0)
+    )
+    cudnn = major * 10000 + minor * 100 + patch or None
+    record_property("sdpa_kernel", chosen)
+    record_property("sdpa_priority", ",".join(sdpa.kernel_priority()))
+    record_property("capability", f"{capability[0]}.{capability[1]}")
+    record_property("cudnn", cudnn)
+    if cudnn_should_come_first(capability, cudnn, torch.version.cuda, os.environ):
+        assert sdpa.kernel_priority()[0] == "CUDNN_ATTENTION"
+        assert chosen == "cudnn"
+    else:
+        assert sdpa.kernel_priority()[0] == "FLASH_ATTENTION"
+        assert chosen != "cudnn"
 
 
 def masked_attention(q, k, v, keep):

@@ -39,7 +39,7 @@ def test_the_guide_adds_a_page_in_four_files_and_under_200_lines():
         "guide/pages.toml에 더할 항목",
         "snippets/beyond_zero_grad.py",
         "tests/test_beyond_zero_grad.py",
-        "docs/beyond/13-zero-grad.md",
+        "docs/beyond/14-zero-grad.md",
     }
     assert sum(len(text.splitlines()) for text in files.values()) <= 200
 
@@ -77,7 +77,7 @@ def test_steps_5_and_6_pass_before_measuring_and_publish_only_that_page(project,
     site = tmp_path / "site"
     built = mkdocs_build(project, site, PYTHONPATH=str(project))
     assert built.returncode == 0, built.stderr[-3000:]
-    page = (site / "beyond" / "13-zero-grad.html").read_text(encoding="utf-8")
+    page = (site / "beyond" / "14-zero-grad.html").read_text(encoding="utf-8")
     assert "아직 재지 않음" in page or not list((project / "results").glob("*.json"))
     # 6단계: 그 페이지만 재서 발행하면 결과 파일에 그 페이지만 생기고, 다른 페이지는 그대로입니다.
     before = {p.name: json.loads(p.read_text()) for p in (project / "results").glob("*.json")}

@@ -323,10 +323,19 @@ def test_tf32_default_check_fails_when_the_snippet_turns_matmul_tf32_on(flip):
 
 @pytest.mark.parametrize(
     ("capability", "expected"),
-    [((7, 0), "16-mixed"), ((7, 5), "16-mixed"), ((8, 0), "bf16-mixed"), ((9, 0), "bf16-mixed")],
+    [
+        ((7, 0), "16-mixed"),
+        ((7, 5), "16-mixed"),
+        ((8, 0), "bf16-mixed"),
+        ((9, 0), "bf16-mixed"),
+        ((6, 0), "32-true"),
+        ((6, 1), "32-true"),
+        ((5, 2), "32-true"),
+    ],
 )
 def test_pick_precision_uses_fp16_before_ampere(monkeypatch, capability, expected):
     # V100(7.0), T4·RTX 2080 Ti(7.5)에는 bf16 텐서 코어가 없으므로 fp16과 GradScaler를 씁니다.
+    # P100(6.0), GTX 1080 Ti(6.1), Maxwell(5.x)에는 fp16 텐서 코어도 없으므로 fp32로 둡니다.
     monkeypatch.setattr(torch.cuda, "get_device_capability", lambda device=None: capability)
     assert tip6.pick_precision("cuda") == expected
 

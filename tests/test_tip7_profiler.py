@@ -2,6 +2,7 @@
 
 import re
 
+import lightning as L
 import pytest
 import torch
 from lightning.pytorch.profilers import PyTorchProfiler, SimpleProfiler
@@ -198,6 +199,23 @@ def test_article_profile_true_fails_today():
     ) as excinfo:
         tip7.article_profile()
     assert page_quotes("tips/07-profiler.md", str(excinfo.value))
+
+
+def test_profiler_true_passes_the_trainer_but_fit_fails():
+    # 당시의 인자 profiler=True(bool)는 Lightning 1.3에서 지워졌습니다(#6164). 지금은 Trainer가
+    # 그대로 받아 두었다가 fit에서 bool을 프로파일러처럼 부르다 멈춥니다.
+    from lightning.pytorch.demos.boring_classes import BoringModel
+
+    trainer = L.Trainer(
+        profiler=True,
+        max_steps=1,
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
+    )
+    with pytest.raises(AttributeError, match="'bool' object has no attribute 'profile'"):
+        trainer.fit(BoringModel())
 
 
 def test_article_profiler_import_path_fails_today():
