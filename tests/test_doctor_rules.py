@@ -268,3 +268,10 @@ def test_the_json_report_has_the_fields_the_issue_names(tmp_path, clean):
     for item in data["findings"]:
         assert {"page", "file", "line", "share", "measured", "message"} <= set(item)
     assert "찾은 것" in str(report)
+
+
+def test_optimizers_made_at_the_same_line_are_reported_once():
+    opt = {"class": "SGD", "module": "torch.optim.sgd", "fused": None, "foreach": None,
+           "has_fused": True, "devices": ["cpu"], "params": 2, "file": "t.py", "line": 5}
+    ev = evidence(device="cpu", gpu=None, optimizers=[opt, dict(opt), dict(opt, line=9)])
+    assert [i["line"] for i in rules.evaluate(ev)["fused-optimizer"].findings] == [5, 9]

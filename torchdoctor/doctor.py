@@ -321,7 +321,7 @@ class Doctor:
         self.patches.wrap(base_iter, "__init__", make_init)
         self.patches.wrap(base_iter, "__next__", make_next)
 
-        def make_optimizer_init(original):
+        def remember_where_made(original):
             def __init__(optimizer, *args, **kwargs):
                 original(optimizer, *args, **kwargs)
                 site = where.reader_frame(2)
@@ -330,7 +330,9 @@ class Doctor:
 
             return __init__
 
-        self.patches.wrap(torch.optim.Optimizer, "__init__", make_optimizer_init)
+        self.patches.wrap(torch.optim.Optimizer, "__init__", remember_where_made)
+        # 로더를 만든 줄이 고칠 곳입니다(num_workers, pin_memory를 거기서 줍니다)
+        self.patches.wrap(torch.utils.data.DataLoader, "__init__", remember_where_made)
 
         def remember_site(key):
             def make(original):
@@ -377,6 +379,9 @@ class Doctor:
             "file": None,
             "line": None,
         }
+        site = self.made_at.get(loader)
+        if site is not None:
+            self.loaders[key]["file"], self.loaders[key]["line"] = site
 
     def _count_batch(self, iterator, seconds: float) -> None:
         if self.phase in ("stopped", "broken"):

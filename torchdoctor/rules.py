@@ -234,10 +234,14 @@ def fused_optimizer(ev: dict) -> Check:
     share = None
     if ev.get("optimizer_s") and ev.get("step_s"):
         share = statistics.median(ev["optimizer_s"]) / statistics.median(ev["step_s"])
-    findings = []
+    findings, seen = [], set()
     for opt in optimizers:
         if not opt["has_fused"] or opt["fused"] or not opt["module"].startswith("torch.optim"):
             continue
+        site = (opt["class"], opt["file"], opt["line"])
+        if site in seen:
+            continue  # 같은 줄에서 만든 옵티마이저 여럿(함수를 여러 번 부른 작업)은 한 번만 알립니다
+        seen.add(site)
         path = "for-loop 기본 경로" if not opt["foreach"] else "foreach 경로"
         message = (
             f"`{opt['class']}`을(를) {path}로 씁니다. 이 옵티마이저에는 모든 매개변수를 커널 하나로"
