@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -121,8 +122,13 @@ def test_the_gpu_check_says_there_is_no_gpu_and_fails_without_a_traceback():
 
 
 def test_the_wheel_holds_only_torchdoctor_and_needs_only_torch(tmp_path):
+    # 저장소에 build/를 남기지 않도록 꾸러미를 이루는 파일만 임시 폴더로 옮겨 빌드합니다
+    source = tmp_path / "source"
+    shutil.copytree(ROOT / "torchdoctor", source / "torchdoctor",
+                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(ROOT / "pyproject.toml", source)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", str(ROOT),
+        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", str(source),
          "-w", str(tmp_path)], capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
