@@ -180,7 +180,7 @@ def evidence(**changes) -> dict:
 
 CUDA_CASES = [
     # (규칙, 문제가 있는 증거)
-    ("pin-memory", {"loader__pin_memory": False, "data_s": [0.005] * 10}),
+    ("unpinned-batches", {"loader__pin_memory": False, "data_s": [0.005] * 10}),
     ("tf32-off", {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}),
     ("launch-bound", {"ops__ops": 900, "ops__median_op_s": 5e-6, "ops__op_s": 0.002}),
     ("cudnn-benchmark", {"flags__cudnn_benchmark": False,

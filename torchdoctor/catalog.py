@@ -38,7 +38,7 @@ RULES: tuple[Rule, ...] = (
         fix="loader",
     ),
     Rule(
-        "pin-memory", "tip2", "고정되지 않은 배치 메모리",
+        "unpinned-batches", "tip2", "고정되지 않은 배치 메모리",
         "CUDA로 학습하면서 배치를 기다린 몫이 10%를 넘고 로더에 `pin_memory=True`가 없으면 알립니다.",
         cuda_only=True,
     ),

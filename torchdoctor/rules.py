@@ -121,7 +121,7 @@ def pin_memory(ev: dict) -> Check:
         " 보냅니다. 고정된 메모리(pinned memory)의 배치는 `.to(device, non_blocking=True)`로 계산과"
         " 겹쳐 복사할 수 있습니다."
     )
-    return Check([finding("pin-memory", message, file=loader["file"], line=loader["line"],
+    return Check([finding("unpinned-batches", message, file=loader["file"], line=loader["line"],
                           share=share)])
 
 
@@ -371,7 +371,7 @@ def channels_last(ev: dict) -> Check:
 FUNCTIONS = {
     "data-wait": data_wait,
     "data-wait-workers": data_wait_workers,
-    "pin-memory": pin_memory,
+    "unpinned-batches": pin_memory,
     "host-sync": host_sync,
     "host-tensor-move": host_tensor_move,
     "data-parallel": data_parallel,
