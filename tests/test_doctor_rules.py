@@ -1,0 +1,277 @@
+"""torchdoctor의 규칙: 심어 둔 문제가 있는 작은 작업마다 맞는 페이지와 줄을 찾고, 사이트를 따른
+깨끗한 작업에서는 아무것도 찾지 않는지(거짓 양성은 결함입니다). 작업은 이 프로세스 안에서 API로
+돌립니다(torch를 한 번만 가져옵니다). CUDA 규칙은 합성한 증거로 논리만 돌려 봅니다.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import io
+from pathlib import Path
+
+import pytest
+import torch
+
+from torchdoctor import catalog, doctor, rules, runner
+
+JOBS = Path(__file__).with_name("doctor_jobs")
+
+
+def planted_lines(job: str) -> list[int]:
+    """작업 파일에서 `# PLANT` 표시가 있는 줄 번호들."""
+    text = (JOBS / f"{job}.py").read_text(encoding="utf-8").splitlines()
+    return [number for number, line in enumerate(text, 1) if "# PLANT" in line]
+
+
+def run_job(job: str, **options):
+    """작업을 진단기 안에서 돌리고 (보고서, 작업이 표준 출력에 쓴 것)을 돌려줍니다."""
+    settings = {"skip_steps": 1, "steps": 5, "measure_fixes": False} | options
+    watcher = doctor.Doctor(script=f"{job}.py", **settings)
+    printed = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(printed):
+            outcome = runner.run_script(str(JOBS / f"{job}.py"), [], watcher)
+    finally:
+        torch.autograd.set_detect_anomaly(False)  # anomaly.py가 켠 전역 상태를 다음 작업에 넘기지 않습니다
+    assert outcome.status == "finished", outcome
+    return watcher.report(), printed.getvalue()
+
+
+@pytest.fixture(scope="module")
+def clean():
+    report, _ = run_job("clean_loop")
+    return report
+
+
+def found(report, rule: str) -> list[dict]:
+    return [item for item in report.findings if item["rule"] == rule]
+
+
+def fine_rules(report) -> set[str]:
+    return {item["rule"] for item in report["fine"]}
+
+
+CASES = [
+    # (작업, 규칙, 페이지)
+    ("sync_loop", "host-sync", "tip3"),
+    ("host_tensors", "host-tensor-move", "tip4"),
+    ("data_parallel", "data-parallel", "tip5"),
+    ("fp32_mlp", "fp32-matmul", "tip6"),
+    ("fp32_mlp", "fused-optimizer", "fused-optimizers"),
+    ("anomaly", "debug-tools", "no-autograd-eval"),
+    ("eval_autograd", "eval-autograd", "no-autograd-eval"),
+    ("attention", "attention", "sdpa"),
+]
+
+
+@pytest.mark.parametrize(("job", "rule", "page"), CASES)
+def test_each_planted_problem_is_found_at_its_line_with_its_page(job, rule, page, clean):
+    report, _ = run_job(job)
+    items = found(report, rule)
+    assert items, report
+    assert {item["page"] for item in items} == {page}
+    lines = {item["line"] for item in items}
+    assert lines & set(planted_lines(job)), (lines, planted_lines(job))
+    assert all(item["file"].endswith(f"{job}.py") for item in items)
+    # 깨끗한 작업에서는 같은 규칙이 돌았고(건너뛰지 않고) 아무것도 찾지 않았습니다
+    assert not found(clean, rule)
+    assert rule in fine_rules(clean)
+
+
+def test_sync_loop_finds_both_item_and_bool_each_once_per_step():
+    report, _ = run_job("sync_loop")
+    calls = {item["evidence"]["call"]: item for item in found(report, "host-sync")}
+    assert set(calls) == {"`.item()`", "`bool(텐서)`/`if 텐서`"}
+    assert all(item["evidence"]["per_step"] == 1 for item in calls.values())
+    assert all("GPU에서라면" in item["message"] for item in calls.values())  # CPU에서 쓰는 말
+
+
+@pytest.mark.slow
+def test_syncs_inside_a_lightning_module_are_found_at_the_training_step_line():
+    pytest.importorskip("lightning")
+    report, _ = run_job("sync_lightning")
+    items = found(report, "host-sync")
+    assert [item["line"] for item in items] == planted_lines("sync_lightning")
+    assert "클로저" in " ".join(report["notes"])  # Lightning은 옵티마이저에 클로저를 넘깁니다
+
+
+def test_the_clean_job_gets_no_finding_at_all(clean):
+    assert clean.findings == [], clean.findings
+    assert not clean["errors"]
+
+
+def test_a_library_sync_inside_torch_optim_is_not_blamed_on_the_readers_step_line():
+    # AdamW의 for-loop 경로는 스텝 값을 `.item()`으로 읽습니다: 독자가 그 줄에서 고칠 수 없습니다.
+    report, _ = run_job("fp32_mlp")
+    assert not found(report, "host-sync")
+
+
+def test_the_doctor_does_not_change_what_the_job_prints():
+    # 난수 상태, 데이터 순서, 모델, 옵티마이저가 같으면 손실이 바이트까지 같습니다.
+    _, with_doctor = run_job("clean_loop", measure_fixes=True)
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        code = compile((JOBS / "clean_loop.py").read_text(), str(JOBS / "clean_loop.py"), "exec")
+        exec(code, {"__name__": "__main__"})
+    assert with_doctor == printed.getvalue()
+    assert with_doctor.strip()
+
+
+@pytest.mark.slow
+def test_the_slow_loader_is_found_and_its_fix_measured_faster_on_this_machine():
+    report, _ = run_job("slow_loader", measure_fixes=True, fix_budget_s=25.0)
+    (item,) = found(report, "data-wait")
+    assert item["page"] == "tip1" and item["line"] in planted_lines("slow_loader")
+    assert item["share"] > 0.5
+    measured = item["measured"]
+    assert set(measured) >= {"ratio", "low", "high"}
+    assert measured["low"] > 1.0, measured  # 이슈가 바라는 판정: 워커를 늘린 로더가 빠름
+
+
+def test_the_loader_measurement_keeps_the_random_state(monkeypatch):
+    from torchdoctor import fixes
+
+    dataset = torch.utils.data.TensorDataset(torch.arange(64.0))
+    loader = torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=True)
+    recipe = doctor.recipe_of(loader)
+    info = {"num_workers": 0, "window_s": 0.01, "window_batches": 10}
+    monkeypatch.setattr(fixes, "candidate_workers", lambda current: 0)  # 워커를 띄우지 않는 빠른 시험
+    torch.manual_seed(3)
+    expected = torch.rand(3)
+    torch.manual_seed(3)
+    result = fixes.measure_loader(recipe, {"loader": info, "device": "cpu"}, budget_s=0.5)
+    assert torch.equal(torch.rand(3), expected)
+    assert {"ratio", "low", "high", "verdict", "text"} <= set(result)
+
+
+# ----- 합성한 증거: CUDA 규칙과 문턱 -----
+BASE = {
+    "device": "cuda",
+    "gpu": {"name": "가짜 GPU", "capability": [9, 0]},
+    "steps_seen": 30,
+    "call_steps": 2,
+    "step_s": [0.01] * 10,
+    "data_s": [0.0] * 10,
+    "optimizer_s": [],
+    "loader": {"num_workers": 4, "pin_memory": True, "persistent_workers": True,
+               "prefetch_factor": 2, "dataset": "D", "file": "t.py", "line": 3},
+    "syncs": [], "moves": [], "attention": [], "data_parallel": [], "eval_autograd": [],
+    "optimizers": [],
+    "ops": {"ops": 50, "op_s": 0.009, "median_op_s": 1e-4,
+            "matmul_s": {"fp32": 0.001, "low": 0.0, "other": 0.0}, "matmul_sites": [],
+            "conv": {"count": 0, "nchw": 0, "shapes": 0}},
+    "op_step_s": 0.01,
+    "flags": {"tf32_matmul": True, "cudnn_benchmark": True},
+    "debug": {},
+}
+
+
+def evidence(**changes) -> dict:
+    ev = copy.deepcopy(BASE)
+    for path, value in changes.items():
+        target = ev
+        *heads, last = path.split("__")
+        for head in heads:
+            target = target[head]
+        target[last] = value
+    return ev
+
+
+CUDA_CASES = [
+    # (규칙, 문제가 있는 증거)
+    ("unpinned-batches", {"loader__pin_memory": False, "data_s": [0.005] * 10}),
+    ("tf32-off", {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}),
+    ("launch-bound", {"ops__ops": 900, "ops__median_op_s": 5e-6, "ops__op_s": 0.002}),
+    ("cudnn-benchmark", {"flags__cudnn_benchmark": False,
+                         "ops__conv": {"count": 10, "nchw": 0, "shapes": 1}}),
+    ("channels-last", {"ops__conv": {"count": 10, "nchw": 10, "shapes": 1}}),
+]
+
+
+@pytest.mark.parametrize(("rule", "changes"), CUDA_CASES)
+def test_cuda_rules_find_their_problem_on_synthetic_evidence_and_nothing_without_it(rule, changes):
+    checks = rules.evaluate(evidence(**changes))
+    (item,) = checks[rule].findings
+    assert item["page"] == catalog.BY_KEY[rule].page
+    assert item["unverified"] == catalog.NOT_RUN_ON_GPU  # GPU 경로를 검증했다고 말하지 않습니다
+    clean_checks = rules.evaluate(evidence())
+    assert not clean_checks[rule].findings and clean_checks[rule].fine
+
+
+def test_cuda_rules_are_skipped_not_fine_on_a_cpu():
+    ev = evidence(device="cpu", gpu=None)
+    checks = rules.evaluate(ev)
+    for rule in catalog.RULES:
+        if rule.cuda_only:
+            assert checks[rule.key].skipped and not checks[rule.key].findings
+
+
+def test_tf32_rule_stays_quiet_on_a_gpu_without_tf32():
+    changes = {"flags__tf32_matmul": False, "gpu__capability": [7, 0],
+               "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}
+    assert not rules.evaluate(evidence(**changes))["tf32-off"].findings
+
+
+def test_data_wait_thresholds_and_worker_split():
+    cpu = {"device": "cpu", "gpu": None}
+    waiting = dict(cpu, data_s=[0.005] * 10, loader__num_workers=0)
+    checks = rules.evaluate(evidence(**waiting))
+    assert [i["page"] for i in checks["data-wait"].findings] == ["tip1"]
+    assert not checks["data-wait-workers"].findings
+    with_workers = dict(cpu, data_s=[0.005] * 10)
+    checks = rules.evaluate(evidence(**with_workers))
+    assert [i["page"] for i in checks["data-wait-workers"].findings] == ["dataloader-workers"]
+    quiet = dict(cpu, data_s=[0.0009] * 10, loader__num_workers=0)
+    assert not rules.evaluate(evidence(**quiet))["data-wait"].findings
+
+
+def test_numerics_changing_tips_say_the_loss_must_be_checked():
+    for rule in catalog.RULES:
+        if rule.numerics:
+            assert rule.key in ("fp32-matmul", "tf32-off")
+    changes = {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}
+    (item,) = rules.evaluate(evidence(**changes))["tf32-off"].findings
+    assert "손실도 확인" in item["message"]
+
+
+def test_findings_are_ranked_by_measured_payoff_then_by_share():
+    from torchdoctor.report import rank
+
+    items = [
+        {"share": 0.9, "measured": None},
+        {"share": None, "measured": None},
+        {"share": 0.3, "measured": {"ratio": 2.0, "verdict": "faster"}},
+        {"share": 0.5, "measured": None},
+    ]
+    assert [item["share"] for item in rank(items)] == [0.3, 0.9, 0.5, None]
+
+
+# ----- 규칙과 사이트 -----
+def test_every_rule_has_a_function_and_a_registry_page_that_is_built():
+    from guide import registry
+
+    pages = {page.id: page for page in registry.load()}
+    assert set(rules.FUNCTIONS) == set(catalog.BY_KEY)
+    for rule in catalog.RULES:
+        assert rule.page in pages, rule
+        assert (registry.ROOT / "docs" / pages[rule.page].doc).is_file(), rule
+
+
+def test_the_json_report_has_the_fields_the_issue_names(tmp_path, clean):
+    report, _ = run_job("sync_loop")
+    path = report.json(str(tmp_path / "report.json"))
+    import json
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    assert data["findings"] and data["fine"]
+    for item in data["findings"]:
+        assert {"page", "file", "line", "share", "measured", "message"} <= set(item)
+    assert "찾은 것" in str(report)
+
+
+def test_optimizers_made_at_the_same_line_are_reported_once():
+    opt = {"class": "SGD", "module": "torch.optim.sgd", "fused": None, "foreach": None,
+           "has_fused": True, "devices": ["cpu"], "params": 2, "file": "t.py", "line": 5}
+    ev = evidence(device="cpu", gpu=None, optimizers=[opt, dict(opt), dict(opt, line=9)])
+    assert [i["line"] for i in rules.evaluate(ev)["fused-optimizer"].findings] == [5, 9]

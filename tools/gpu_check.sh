@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# torchdoctor의 CUDA 경로(이벤트로 잰 연산 시간, CUDA 텐서의 동기화 호출, TF32·cudnn·channels_last
+# 규칙)를 작은 작업 하나로 GPU에서 돌리고 보고서를 JSON으로 씁니다.
+#   tools/gpu_check.sh [결과 폴더]    (기본 results/doctor)
+# GPU가 없으면 한국어로 그렇게 말하고 0이 아닌 코드로 끝납니다(GPU 러너에서 GPU가 없으면 오류입니다).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python=${PYTHON:-python}
+out=${1:-results/doctor}
+if ! "$python" -c "import torch, sys; sys.exit(0 if torch.cuda.is_available() else 1)" 2>/dev/null; then
+  echo "torchdoctor GPU 점검: 이 기계에서는 CUDA GPU를 찾지 못했습니다. CUDA 경로는 GPU가 있는 기계에서만 돌립니다." >&2
+  exit 1
+fi
+mkdir -p "$out"
+"$python" -m torchdoctor --skip-steps 3 --steps 10 --json "$out/gpu-check.json" tools/doctor_gpu_job.py
+echo "torchdoctor GPU 점검: $out/gpu-check.json 에 썼습니다." >&2

@@ -1,0 +1,187 @@
+"""보고서: 규칙의 결과를 데이터(JSON)와 한국어 글로. torch를 가져오지 않습니다.
+
+찾은 것은 잰 이득(고친 것을 잰 비율 × 그 몫)이 큰 순서, 잰 것이 없으면 몫(스텝에서 이길 수 있는
+가장 큰 몫)이 큰 순서로 놓습니다. 확인했고 괜찮은 것과 볼 수 없었던 것도 함께 씁니다.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import statistics
+
+from torchdoctor import where
+from torchdoctor.catalog import BY_KEY, RULES
+from torchdoctor.words import format_seconds
+
+VERSION = 1
+OUTCOMES = {
+    "finished": "작업이 끝까지 돌았습니다.",
+    "exited": "작업이 sys.exit로 끝났습니다.",
+    "raised": "작업이 예외로 멈췄습니다. 멈추기 전까지 잰 것입니다.",
+    "interrupted": "Ctrl-C로 멈췄습니다. 그때까지 잰 것입니다.",
+}
+
+
+def payoff(item: dict) -> float | None:
+    """잰 이득: 고친 것이 빠르다고 판정됐으면 스텝에서 아끼는 몫(몫 × (1 − 1/비율))."""
+    measured = item.get("measured")
+    if measured and measured.get("verdict") == "faster" and item.get("share") is not None:
+        return item["share"] * (1 - 1 / measured["ratio"])
+    return None
+
+
+def rank(findings: list[dict]) -> list[dict]:
+    def key(item):
+        gain = payoff(item)
+        if gain is not None:
+            return (0, -gain)
+        if item.get("share") is not None:
+            return (1, -item["share"])
+        return (2, 0.0)
+
+    return sorted(findings, key=key)
+
+
+def build(ev: dict, checks: dict, notes: list[str]) -> dict:
+    """보고서 데이터. findings의 항목마다 page, file, line, share, measured, message가 있습니다."""
+    findings, fine, skipped = [], [], []
+    for rule in RULES:
+        check = checks.get(rule.key)
+        if check is None:
+            continue
+        for item in check.findings:
+            item = dict(item, file=where.short(item["file"]))
+            findings.append(item)
+        if not check.findings and check.fine:
+            fine.append({"rule": rule.key, "page": rule.page, "title": rule.title, "note": check.fine})
+        if check.skipped:
+            skipped.append({"rule": rule.key, "page": rule.page, "title": rule.title,
+                            "why": check.skipped, "cuda_only": rule.cuda_only})
+    step_s = ev.get("step_s") or []
+    return {
+        "tool": "torchdoctor",
+        "version": VERSION,
+        "script": ev.get("script"),
+        "device": ev.get("device"),
+        "gpu": ev.get("gpu"),
+        "torch": ev.get("torch"),
+        "rank": ev.get("rank"),
+        "outcome": ev.get("outcome"),
+        "steps": {
+            "seen": ev.get("steps_seen", 0),
+            "skipped": ev.get("skip_steps"),
+            "probe": ev.get("call_steps", 0),
+            "window": len(step_s),
+            "window_wanted": ev.get("window_steps"),
+            "median_step_s": statistics.median(step_s) if step_s else None,
+            "data_share": round(sum(ev["data_s"]) / sum(step_s), 4) if step_s and sum(step_s) else None,
+        },
+        "findings": rank(findings),
+        "fine": fine,
+        "not_checked": skipped,
+        "notes": notes,
+        "errors": ev.get("errors") or [],
+    }
+
+
+def write_json(report: dict, path: str) -> str:
+    """보고서를 JSON으로 씁니다(반쯤 쓴 파일이 남지 않게 임시 파일을 바꿔 넣습니다)."""
+    rank_info = report.get("rank")
+    if rank_info and rank_info["rank"] != 0:
+        root, ext = os.path.splitext(path)
+        path = f"{root}.rank{rank_info['rank']}{ext or '.json'}"
+    temporary = f"{path}.tmp"
+    with open(temporary, "w", encoding="utf-8") as handle:
+        json.dump(report, handle, ensure_ascii=False, indent=2)
+        handle.write("\n")
+    os.replace(temporary, path)
+    return path
+
+
+def location(item: dict) -> str:
+    if item.get("file") is None:
+        return "작업 전체"
+    return f"{item['file']}:{item['line']}"
+
+
+def text(report: dict) -> str:
+    """터미널(표준 오류)에 쓰는 한국어 보고서."""
+    steps = report["steps"]
+    device = (report.get("gpu") or {}).get("name") or (report.get("device") or "?").upper()
+    script = report.get("script") or "이 작업"
+    lines = [f"== torchdoctor 진단: {script} ({device}, torch {report.get('torch')}) =="]
+    if report.get("rank"):
+        r = report["rank"]
+        lines.append(
+            f"torchrun 프로세스 {r['world_size']}개 중 순위(rank) {r['rank']}이(가) 본 것입니다."
+            " 다른 순위는 각자의 보고서를 씁니다."
+        )
+    lines.append(OUTCOMES.get(report.get("outcome"), ""))
+    summary = (
+        f"스텝: 본 것 {steps['seen']}개, 건너뛴 워밍업 {steps['skipped']}개, 탐침 {steps['probe']}개,"
+        f" 시간 창 {steps['window']}/{steps['window_wanted']}개"
+    )
+    if steps.get("median_step_s"):
+        summary += f", 스텝 중앙값 {format_seconds(steps['median_step_s'])}"
+    if steps.get("data_share") is not None:
+        summary += f", 배치를 기다린 몫 {steps['data_share']:.0%}"
+    lines.append(summary)
+    for note in report.get("notes") or []:
+        lines.append(f"알림: {note}")
+    findings = report["findings"]
+    lines.append("")
+    lines.append(f"찾은 것 {len(findings)}개" + (" (잰 이득, 그다음 몫이 큰 순서)" if findings else ""))
+    for number, item in enumerate(findings, 1):
+        lines.append(f"{number}. [{item['page']}] {item['title']} — {location(item)}")
+        lines.append(f"   {item['message']}")
+        details = []
+        if item.get("share") is not None:
+            details.append(f"스텝에서 이길 수 있는 몫 최대 {item['share']:.0%}")
+        measured = item.get("measured")
+        if measured:
+            details.append(f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}")
+        elif item.get("fix_note"):
+            details.append(f"고친 것을 재지 않은 이유: {item['fix_note']}")
+        if item.get("unverified"):
+            details.append(item["unverified"])
+        for detail in details:
+            lines.append(f"   · {detail}")
+    if report["fine"]:
+        lines.append("")
+        lines.append("확인했고 괜찮은 것")
+        for item in report["fine"]:
+            lines.append(f" - [{item['page']}] {item['title']}: {item['note']}")
+    if report["not_checked"]:
+        lines.append("")
+        lines.append("이 작업에서 보지 못한 것")
+        for item in report["not_checked"]:
+            lines.append(f" - [{item['page']}] {item['title']}: {item['why']}")
+    for error in report.get("errors") or []:
+        lines.append(f"진단기 오류(작업에는 영향 없음): {error}")
+    lines.append("페이지 id는 사이트의 페이지입니다(예: tip3 → 팁 3).")
+    return "\n".join(lines) + "\n"
+
+
+class Report(dict):
+    """보고서 데이터(dict). str()은 한국어 글, .json(path)은 파일로."""
+
+    def __str__(self) -> str:
+        return text(self)
+
+    def json(self, path: str) -> str:
+        return write_json(self, path)
+
+    @property
+    def findings(self) -> list[dict]:
+        return self["findings"]
+
+    def pages(self) -> set[str]:
+        return {item["page"] for item in self["findings"]}
+
+    def rule_keys(self) -> set[str]:
+        return {item["rule"] for item in self["findings"]}
+
+
+def rule_title(key: str) -> str:
+    return BY_KEY[key].title
