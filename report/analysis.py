@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from guide import registry
-from report.curves import BreakEvenResult, Point, break_even
+from report.curves import Point
 from results_format import provenance, schema
 from torchdoctor import stats, words
 
@@ -160,6 +160,43 @@ def groups_for(section: dict, page: registry.Page) -> list[Group]:
         group.siblings = groups  # 빼 보기의 결론이 폭포를 봅니다
     order = list(page.groups)
     return sorted(groups.values(), key=lambda g: order.index(g.key))
+
+
+@dataclass(frozen=True)
+class BreakEvenResult:
+    spec: registry.BreakEven
+    cost_s: float
+    saving_s: float | None  # 스텝마다 아끼는 시간(구간이 차이 없음이면 None)
+    steps: float | None
+
+
+def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult | None:
+    rows = {row.key: row for group in groups for row in group.rows}
+    cost, base, variant = rows.get(spec.cost), rows.get(spec.baseline), rows.get(spec.variant)
+    if not (cost and base and variant and variant.ratio):
+        return None
+    value = (
+        cost.entry["median_s"] if spec.cost_metric == "median_s" else cost.metric(spec.cost_metric)
+    )
+    if value is None:
+        return None
+    other = rows.get(spec.subtract) if spec.subtract else None
+    if other and not other.computed:
+        # 같은 지표끼리 뺍니다(registry.BreakEven.subtract): 첫 호출에서 첫 호출을 뺍니다.
+        taken = (
+            other.entry["median_s"]
+            if spec.cost_metric == "median_s"
+            else other.metric(spec.cost_metric)
+        )
+        value = max(0.0, value - (taken or 0.0))
+    if variant.ratio.verdict != "faster":
+        return BreakEvenResult(spec, value, None, None)
+    # 호출 한 번이 여러 단위(스텝, 배치)이면 단위 하나가 아끼는 시간으로 나눕니다.
+    units = variant.entry["params"].get(spec.per_param, 1) if spec.per_param else 1
+    saving = (base.entry["median_s"] - variant.entry["median_s"]) / max(units, 1)
+    if saving <= 0:
+        return BreakEvenResult(spec, value, None, None)
+    return BreakEvenResult(spec, value, saving, value / saving)
 
 
 def sweep_points(sweep: dict) -> list[Point]:

@@ -8,8 +8,7 @@ from __future__ import annotations
 import math
 
 from guide import registry
-from report import curves
-from report.analysis import VERDICTS
+from report import analysis, curves
 from report.formatting import format_number, format_seconds
 
 
@@ -19,7 +18,7 @@ def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:
     # 교차점의 low_x–high_x는 판정이 바뀌는 두 점 사이이고, 재 본 범위는 모든 점의 처음과 끝입니다.
     xs = sorted(point.x for point in points)
     span = f"재 본 범위 {format_number(xs[0])}–{format_number(xs[-1])}"
-    word = VERDICTS[cross.verdict]
+    word = analysis.VERDICTS[cross.verdict]
     axis = spec.x_label
     if cross.kind == "all":
         return f"{span} 전체에서 {word}: 이 장치에서는 교차점이 없습니다."
@@ -60,7 +59,7 @@ def _where(low: float, high: float) -> str:
     return format_number(low) if low == high else f"{format_number(low)}–{format_number(high)}"
 
 
-def break_even_sentence(result: curves.BreakEvenResult) -> str:
+def break_even_sentence(result: analysis.BreakEvenResult) -> str:
     spec = result.spec
     cost = f"한 번 드는 비용 {format_seconds(result.cost_s)}"
     if result.steps is None:

@@ -1,4 +1,4 @@
-"""스윕과 손익분기의 숫자: 판정이 바뀌는 교차점과 한 번 드는 비용을 되찾는 스텝 수.
+"""스윕의 숫자: 크기를 따라 판정이 바뀌는 교차점.
 
 숫자만 다룹니다. 문장은 report/curve_sentences.py가 만듭니다. 점과 행은 report/analysis.py가
 결과 파일에서 만든 것을 받습니다.
@@ -9,18 +9,14 @@ from __future__ import annotations
 import itertools
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
-from guide import registry
-
-if TYPE_CHECKING:
-    from report.analysis import Group, Ratio
+from torchdoctor.stats import Interval
 
 
 @dataclass(frozen=True)
 class Point:
     x: float
-    ratio: Ratio
+    ratio: Interval
     baseline_s: float
     variant_s: float
     metrics: dict
@@ -86,40 +82,3 @@ def _log_interpolate(before: Point, after: Point) -> float:
         return math.sqrt(before.x * after.x)
     share = (0 - a) / (b - a)
     return math.exp(math.log(before.x) + share * (math.log(after.x) - math.log(before.x)))
-
-
-@dataclass(frozen=True)
-class BreakEvenResult:
-    spec: registry.BreakEven
-    cost_s: float
-    saving_s: float | None  # 스텝마다 아끼는 시간(구간이 차이 없음이면 None)
-    steps: float | None
-
-
-def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult | None:
-    rows = {row.key: row for group in groups for row in group.rows}
-    cost, base, variant = rows.get(spec.cost), rows.get(spec.baseline), rows.get(spec.variant)
-    if not (cost and base and variant and variant.ratio):
-        return None
-    value = (
-        cost.entry["median_s"] if spec.cost_metric == "median_s" else cost.metric(spec.cost_metric)
-    )
-    if value is None:
-        return None
-    other = rows.get(spec.subtract) if spec.subtract else None
-    if other and not other.computed:
-        # 같은 지표끼리 뺍니다(registry.BreakEven.subtract): 첫 호출에서 첫 호출을 뺍니다.
-        taken = (
-            other.entry["median_s"]
-            if spec.cost_metric == "median_s"
-            else other.metric(spec.cost_metric)
-        )
-        value = max(0.0, value - (taken or 0.0))
-    if variant.ratio.verdict != "faster":
-        return BreakEvenResult(spec, value, None, None)
-    # 호출 한 번이 여러 단위(스텝, 배치)이면 단위 하나가 아끼는 시간으로 나눕니다.
-    units = variant.entry["params"].get(spec.per_param, 1) if spec.per_param else 1
-    saving = (base.entry["median_s"] - variant.entry["median_s"]) / max(units, 1)
-    if saving <= 0:
-        return BreakEvenResult(spec, value, None, None)
-    return BreakEvenResult(spec, value, saving, value / saving)

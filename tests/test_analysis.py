@@ -138,7 +138,7 @@ def break_even_rows(base_s, fast_s, fast_ratio, *, one_time=None, subtract_one_t
 def test_break_even_is_the_one_time_cost_over_the_saving_per_unit():
     spec = registry.BreakEven("재기", cost="on", cost_metric="median_s", baseline="off",
                               variant="on")  # fmt: skip
-    result = curves.break_even(spec, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1)))
+    result = analysis.break_even(spec, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1)))
     assert (result.cost_s, result.saving_s, result.steps) == (0.25, 0.25, 1.0)
 
 
@@ -148,7 +148,7 @@ def test_break_even_subtracts_the_same_metric_of_the_subtracted_row():
     spec = registry.BreakEven("재기", cost="on", cost_metric="one_time_s", baseline="off",
                               variant="on", subtract="off")  # fmt: skip
     groups = break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1), one_time=12.0, subtract_one_time=2.0)
-    result = curves.break_even(spec, groups)
+    result = analysis.break_even(spec, groups)
     assert result.cost_s == pytest.approx(10.0) and result.steps == pytest.approx(40.0)
 
 
@@ -157,18 +157,18 @@ def test_break_even_counts_units_when_one_call_is_many_steps():
     spec = registry.BreakEven("재기", cost="on", cost_metric="one_time_s", baseline="off",
                               variant="on", per_param="steps")  # fmt: skip
     groups = break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1), one_time=5.0, params={"steps": 20})
-    result = curves.break_even(spec, groups)
+    result = analysis.break_even(spec, groups)
     assert result.saving_s == pytest.approx(0.0125) and result.steps == pytest.approx(400.0)
 
 
 def test_no_break_even_without_a_measured_saving():
     spec = registry.BreakEven("재기", cost="on", cost_metric="median_s", baseline="off",
                               variant="on")  # fmt: skip
-    same = curves.break_even(spec, break_even_rows(0.5, 0.49, (1.02, 0.98, 1.05)))
+    same = analysis.break_even(spec, break_even_rows(0.5, 0.49, (1.02, 0.98, 1.05)))
     assert same.cost_s == 0.49 and same.saving_s is None and same.steps is None
     missing = registry.BreakEven("재기", cost="x", cost_metric="median_s", baseline="off",
                                  variant="on")  # fmt: skip
-    assert curves.break_even(missing, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1))) is None
+    assert analysis.break_even(missing, break_even_rows(0.5, 0.25, (2.0, 1.9, 2.1))) is None
 
 
 def test_every_registry_page_gets_a_view_measured_or_not(doc):

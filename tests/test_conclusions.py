@@ -331,11 +331,11 @@ def test_leave_one_out_names_a_technique_whose_share_changes_inside_the_full_rec
 def test_a_break_even_counts_in_the_registry_unit_and_never_below_one():
     spec = registry.BreakEven("워커 띄우기", cost="a", cost_metric="one_time_s", baseline="b",
                               variant="c", unit="배치")  # fmt: skip
-    text = curve_sentences.break_even_sentence(curves.BreakEvenResult(spec, 0.5, 0.01, 50.0))
+    text = curve_sentences.break_even_sentence(analysis.BreakEvenResult(spec, 0.5, 0.01, 50.0))
     assert "배치마다 10 ms 절약 → 50배치째부터 본전입니다" in text and "스텝" not in text
-    tiny = curve_sentences.break_even_sentence(curves.BreakEvenResult(spec, 1e-9, 1.0, 1e-9))
+    tiny = curve_sentences.break_even_sentence(analysis.BreakEvenResult(spec, 1e-9, 1.0, 1e-9))
     assert "1배치째부터" in tiny  # 1보다 작은 본전도 셀 수 있는 1배치입니다
-    none = curve_sentences.break_even_sentence(curves.BreakEvenResult(spec, 2.0, None, None))
+    none = curve_sentences.break_even_sentence(analysis.BreakEvenResult(spec, 2.0, None, None))
     assert "본전을 찾지 못합니다" in none
 
 

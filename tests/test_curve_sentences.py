@@ -77,5 +77,5 @@ WORKERS = registry.BreakEven(
     ],
 )  # fmt: skip
 def test_a_break_even_sentence_is_exact(cost_s, saving_s, steps, expected):
-    result = curves.BreakEvenResult(WORKERS, cost_s, saving_s, steps)
+    result = analysis.BreakEvenResult(WORKERS, cost_s, saving_s, steps)
     assert curve_sentences.break_even_sentence(result) == expected
