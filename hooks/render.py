@@ -97,15 +97,11 @@ def _sweep_views(device: Device, view: analysis.PageView, chart: Chart) -> list[
     found = []
     for key, points in view.sweeps().items():
         spec = view.page.sweep(key)
-        # 제목의 `{자리}`는 점들의 params로 채웁니다(모든 점에 같은 값: 층 수, 배치 등).
-        params = {
-            k: v for p in view.section["sweeps"][key]["points"] for k, v in p["params"].items()
-        }
-        title = registry.fill(spec.title, params)
+        title = registry.fill(spec.title, view.sweep_params(key))
         name = f"chart-{view.page.id}-sweep-{key}-{device.slug}"
         values = [(p.x, p.ratio.median, p.ratio.low, p.ratio.high) for p in points]
         cross = curves.crossover(points)
-        sentence = curve_sentences.sweep_sentence(spec, points)
+        sentence = curve_sentences.sweep_sentence(spec, points, cross)
         svg = charts.sweep_chart(name, title, spec.x_label, values, cross.x, sentence)
         header = [spec.x_label, "기준 대비 속도(95% 구간)"]
         memory = spec.memory and any("peak_memory_mib" in p.metrics["variant"] for p in points)

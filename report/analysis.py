@@ -236,6 +236,10 @@ class PageView:
             return {}
         return {key: sweep_points(s) for key, s in self.section["sweeps"].items()}
 
+    def sweep_params(self, key: str) -> dict:
+        """스윕 제목의 `{자리}`를 채울 값: 점들의 params(모든 점에 같은 값: 층 수, 배치 등)."""
+        return {k: v for p in self.section["sweeps"][key]["points"] for k, v in p["params"].items()}
+
     def break_evens(self) -> list[BreakEvenResult]:
         found = (break_even(spec, self.groups) for spec in self.page.breakeven)
         return [result for result in found if result]

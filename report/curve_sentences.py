@@ -12,9 +12,11 @@ from report import analysis, curves
 from report.formatting import format_number, format_seconds
 
 
-def sweep_sentence(spec: registry.Sweep, points: list[curves.Point]) -> str:
-    """스윕 하나의 결론: 어디서 구간이 1을 넘는지(교차점)."""
-    cross = curves.crossover(points)
+def sweep_sentence(
+    spec: registry.Sweep, points: list[curves.Point], cross: curves.Crossover | None = None
+) -> str:
+    """스윕 하나의 결론: 어디서 구간이 1을 넘는지(교차점). 이미 계산한 교차점이 있으면 받습니다."""
+    cross = cross or curves.crossover(points)
     # 교차점의 low_x–high_x는 판정이 바뀌는 두 점 사이이고, 재 본 범위는 모든 점의 처음과 끝입니다.
     xs = sorted(point.x for point in points)
     span = f"재 본 범위 {format_number(xs[0])}–{format_number(xs[-1])}"
