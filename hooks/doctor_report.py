@@ -93,8 +93,9 @@ def validate(data) -> dict:
 def measured_text(measured: dict | None) -> str:
     if not measured:
         return "재지 않음"
-    interval = Interval(measured["ratio"], measured["low"], measured["high"],
-                        measured.get("confidence", 0.95))
+    interval = Interval(
+        measured["ratio"], measured["low"], measured["high"], measured.get("confidence", 0.95)
+    )
     what = measured.get("what")
     return f"{what}: {ratio_text(interval)}" if isinstance(what, str) else ratio_text(interval)
 
@@ -118,27 +119,37 @@ def report_html(relative: str, url) -> str:
     for item in data["findings"]:
         where = "작업 전체" if item.get("file") is None else f"{item['file']}:{item['line']}"
         share = item.get("share")
-        findings.append({
-            "page_title": titles.get(item["page"], item["page"]),
-            "url": url(docs[item["page"]]),
-            "where": where,
-            "share": "—" if share is None else f"{share:.0%}",
-            "measured": measured_text(item.get("measured")),
-            "message": item["message"],
-        })
+        findings.append(
+            {
+                "page_title": titles.get(item["page"], item["page"]),
+                "url": url(docs[item["page"]]),
+                "where": where,
+                "share": "—" if share is None else f"{share:.0%}",
+                "measured": measured_text(item.get("measured")),
+                "message": item["message"],
+            }
+        )
     steps = dict(data["steps"])
     if steps.get("median_step_s"):
         steps["median_step_s"] = format_seconds(steps["median_step_s"])
     device = (data.get("gpu") or {}).get("name") or str(data.get("device", "?")).upper()
-    return render("doctor_report.html", source=relative, device=device, torch=data.get("torch"),
-                  steps=steps, findings=findings, fine=data.get("fine") or [],
-                  not_checked=data.get("not_checked") or [])
+    return render(
+        "doctor_report.html",
+        source=relative,
+        device=device,
+        torch=data.get("torch"),
+        steps=steps,
+        findings=findings,
+        fine=data.get("fine") or [],
+        not_checked=data.get("not_checked") or [],
+    )
 
 
 def box_html(page_id: str, url) -> str:
     rules = catalog.rules_for_page(page_id)
-    return render("doctor_box.html", rules=rules, doctor_url=url(DOCTOR_DOC),
-                  not_run=catalog.NOT_RUN_ON_GPU)
+    return render(
+        "doctor_box.html", rules=rules, doctor_url=url(DOCTOR_DOC), not_run=catalog.NOT_RUN_ON_GPU
+    )
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import re
 import sys
-from collections import Counter
-from html import escape, unescape
 from pathlib import Path
 
 from mkdocs.exceptions import PluginError
@@ -26,6 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from guide import registry
 from hooks import cache, overview
+from hooks.page_meta import measured_page
 
 PAGES_MARKER = re.compile(r"^<!--\s*pages:\s*(?P<section>\w+)\s*-->[ \t]*$", re.M)
 
@@ -66,16 +65,6 @@ def on_config(config):
     return config
 
 
-def measured_page(page) -> registry.Page | None:
-    page_id = page.meta.get("page")
-    if not page_id:
-        return None
-    try:
-        return registry.by_id(str(page_id))
-    except registry.RegistryError as error:
-        raise PluginError(f"{page.file.src_uri}: {error}") from None
-
-
 def source_link(page, config) -> str:
     """페이지 끝의 한 줄: 저장소와 이 페이지의 원본 파일(그리고 측정 페이지라면 스니펫)."""
     repo = config.extra.get("repository")
@@ -87,54 +76,6 @@ def source_link(page, config) -> str:
         links.append(f"[코드]({repo}/blob/main/snippets/{measured.snippet}.py)")
     # <small>은 Material이 흐리게(opacity .75) 그려 링크 대비가 WCAG AA에 못 미칩니다.
     return '\n\n<span class="meta-line">' + " · ".join(links) + "</span>\n"
-
-
-# 제목, 템플릿이 이미 감싼 표(hooks/templates/), Markdown 표를 문서 순서대로 찾습니다.
-TABLE_OR_HEADING = re.compile(
-    r"<h[1-6]\b[^>]*>(?P<heading>.*?)</h[1-6]>"
-    r'|<section class="table-scroll".*?</table>'
-    r"|(?P<table><table>.*?</table>)",
-    re.S,
-)
-
-
-def _plain(fragment: str) -> str:
-    text = unescape(re.sub(r"<[^>]+>", "", fragment)).replace("¶", "")
-    return " ".join(text.split())
-
-
-def scrollable_tables(content: str) -> str:
-    """Markdown 표를 키보드로 닿고 이름이 있는 스크롤 영역으로 감쌉니다.
-
-    좁은 화면에서 넓은 표는 그 안에서 옆으로 스크롤되는데, 스크롤되는 영역은 키보드로 초점을 받을 수
-    있어야 하고(axe scrollable-region-focusable) 화면 낭독기가 읽을 이름이 있어야 합니다. 이름은
-    바로 앞 제목에서 가져오고, 같은 제목 아래 표가 여럿이면 번호를 붙여 랜드마크 이름이 겹치지
-    않게 합니다.
-    """
-    heading, used = "", Counter()
-
-    def wrap(match: re.Match[str]) -> str:
-        nonlocal heading
-        if match["heading"] is not None:
-            heading = _plain(match["heading"])
-        if match["table"] is None:
-            return match[0]
-        label = f"{heading} 표" if heading else "표"
-        used[label] += 1
-        if used[label] > 1:
-            label = f"{label} {used[label]}"
-        return (
-            f'<section class="table-scroll" tabindex="0" aria-label="{escape(label)}">'
-            f"{match['table']}</section>"
-        )
-
-    return TABLE_OR_HEADING.sub(wrap, content)
-
-
-def on_page_content(html: str, page, config, files) -> str:
-    if not page.file.src_uri.endswith(".md"):  # 노트북 페이지에는 Markdown 표가 없습니다
-        return html
-    return scrollable_tables(html)
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

@@ -29,7 +29,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from guide import registry
 from hooks import chart_images, overview, render
-from hooks.pages import measured_page
+from hooks.page_meta import measured_page
 from hooks.results_data import gpu_verified, home_devices, load_devices, page_devices
 from results_format.validation import ResultsError
 
