@@ -14,8 +14,7 @@
 
 브라우저 검사는 모두 한 Chromium에서 한 번에 돌립니다(tests/site_scan.py). 페이지는 너비마다 한 번만
 열고, 어두운 화면을 검사한 뒤 읽는 사람처럼 색 구성 단추로 밝은 화면으로 바꿔 색 규칙을 검사합니다.
-2코어에서 몇 분 걸리는 검사라 세션 처음에 다른 프로세스로 띄워 남는 CPU로 돌리고, 그 결과를 보는
-테스트는 맨 뒤에 둡니다(tests/conftest.py).
+2코어에서 몇 분 걸리는 검사라 이 파일은 `browser` 묶음입니다(평소 `pytest`는 돌리지 않습니다).
 """
 
 from __future__ import annotations
@@ -57,16 +56,18 @@ def served(built_site):
         yield url
 
 
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(site_scan.TIMEOUT_S)]
+
+
 @pytest.fixture(scope="module")
-def findings(request) -> BrowserFindings:
-    """모든 페이지의 브라우저 검사 결과. 검사는 세션 처음에 시작해 두었습니다(tests/conftest.py)."""
+def findings(built_site) -> BrowserFindings:
+    """모든 페이지의 브라우저 검사 결과(tests/site_scan.py). 한 번 검사해 이 파일이 나눠 씁니다."""
     reason = site_scan.missing_reason()
     if reason:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI에서는 접근성 검사를 건너뛸 수 없습니다. {reason}")
         pytest.skip(f"접근성 검사를 건너뜁니다. {reason}")
-    process, workdir = request.getfixturevalue("scan_process")
-    return site_scan.finish(process, workdir)
+    return site_scan.scan(built_site)
 
 
 def describe(violation: dict) -> str:
