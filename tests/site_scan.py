@@ -267,7 +267,9 @@ async def keyboard_scrolls(tab) -> list[dict]:
     return moved
 
 
-async def scan_site(served_url: str, site_dir: Path, pages: list[str] = PAGES) -> BrowserFindings:
+async def scan_site(  # noqa: C901 (페이지 × 너비 × 색 구성을 한 브라우저로 도는 한 루프)
+    served_url: str, site_dir: Path, pages: list[str] = PAGES
+) -> BrowserFindings:
     from playwright.async_api import async_playwright
 
     findings = BrowserFindings()

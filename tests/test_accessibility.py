@@ -202,7 +202,7 @@ def fetch(url: str) -> tuple[int, bytes]:
         return error.code, error.read()
 
 
-def test_no_broken_internal_link_when_served_under_the_sub_path(served, built_site):
+def test_no_broken_internal_link_when_served_under_the_sub_path(served, built_site):  # noqa: C901 (링크 종류마다 한 갈래)
     """GitHub Pages처럼 /seven-tips/ 아래에 올렸을 때, 404를 포함한 모든 페이지의 내부 링크와
     앵커가 살아 있는지 HTTP로 확인합니다. 404 페이지는 깊은 없는 주소에서 엽니다."""
     origin = urlsplit(served)
