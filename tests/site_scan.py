@@ -20,8 +20,6 @@ from importlib import resources
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import yaml
-
 from guide import registry
 from tests.site_build import ROOT
 from tests.test_browser import (
@@ -42,14 +40,11 @@ COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 NOT_FOUND_PROBE = "no/such/page.html"
 
 
-def mkdocs_config() -> dict:
-    """mkdocs.yml을 읽습니다. !ENV, !relative 같은 태그는 값 대신 None으로 둡니다."""
+def mkdocs_config():
+    """mkdocs.yml을 MkDocs처럼 읽습니다(!ENV의 값도 빌드와 같게 풉니다)."""
+    from mkdocs.config import load_config
 
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    return load_config(str(ROOT / "mkdocs.yml"))
 
 
 CONFIG = mkdocs_config()

@@ -204,8 +204,9 @@ RUNS = {
     "interrupted": lambda run: run(BENCH_TIP4, *PUBLISH, old=old_document, plugins=[Interrupt()]),
     "gpu-dry-run": lambda run: run(
         BENCH_TIP4, BENCH_TIP5, *readme_gpu_command()[3:], "--dry-run",
-        "--results-dir", str(run.project / "dry"),
-    ),  # README의 명령을 두 페이지로 줄여서(전체는 2코어에서 5분)
+        "--results-dir", str(run.project / "dry"), "-n", "2",
+    ),  # README의 명령을 두 페이지로 줄여서(전체는 2코어에서 5분). -n 2(평소 pytest의 작업자)를
+    # 주어도 측정은 한 프로세스에서 합니다(measuring/plugin.py).
     "plain": lambda run: run(BENCH_TIP4, BENCH_TIP5),
 }  # fmt: skip
 
