@@ -1,7 +1,8 @@
 """pytest-benchmark의 비공개 부분에 기대는 곳은 두 군데뿐입니다: measuring/interleave.py(준비물을
 복제해 그 실행기와 통계를 쓰는 clone_fixture, prepare, claim)와 measuring/plugin.py
 (`--benchmark-skip`의 영어 이유를 알아보는 SKIPPED_BY_PYTEST_BENCHMARK). pytest-benchmark를
-올렸을 때 그중 하나라도 없어지면 측정이 조용히 틀어지지 않고 이 테스트가 무엇이 없어졌는지 한국어로 말하며 실패합니다.
+올렸을 때 그중 하나라도 없어지면 측정이 조용히 틀어지지 않고, 이 테스트가 무엇이 없어졌는지
+한국어로 말하며 실패합니다.
 """
 
 import importlib.metadata
