@@ -16,6 +16,7 @@ from html import unescape
 from html.parser import HTMLParser
 
 import pytest
+from mkdocs.exceptions import PluginError
 
 from guide import registry
 from hooks import cache, chart_svg, overview, render
@@ -345,15 +346,16 @@ def test_the_markup_check_can_fail():
 
 
 def test_a_file_that_crashed_the_old_build_stops_it_with_one_korean_error(tmp_path):
-    # 이슈 21: 계산한 기준(median_s null)은 예전 빌드를 NoneType 오류로 멈췄습니다.
+    # 이슈 21: 계산한 기준(median_s null)은 예전 빌드를 NoneType 오류로 멈췄습니다. 훅이 한국어
+    # PluginError 하나로 멈추면 MkDocs는 traceback 없이 그 글만 보여 줍니다.
     doc = sample_document(ROOT)
     doc["pages"]["tip4"]["benchmarks"][0].update(computed=True, median_s=None, iqr_s=None,
                                                  rounds=0, iterations=0)  # fmt: skip
-    project = project_with(tmp_path, doc)
-    result = mkdocs_build(project, tmp_path / "site")
-    assert result.returncode != 0
-    assert f"{SAMPLE_NAME}의 pages.tip4.benchmarks[0].computed: 계산한 값은" in result.stderr
-    assert "Traceback" not in result.stderr
+    write_named(tmp_path / "results", doc)
+    config = {"config_file_path": str(tmp_path / "mkdocs.yml")}  # 훅은 설정을 이렇게 읽습니다
+    with pytest.raises(PluginError) as caught:
+        results_hook._devices(config)
+    assert f"{SAMPLE_NAME}의 pages.tip4.benchmarks[0].computed: 계산한 값은" in str(caught.value)
 
 
 # --- 같은 프로세스에서: 결과가 없을 때, CPU 결과만 있을 때, 캐시 ----------------------------
