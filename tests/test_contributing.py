@@ -76,6 +76,8 @@ def run(project, *args, timeout=600):
                           timeout=timeout)  # fmt: skip
 
 
+@pytest.mark.slow  # pytest와 측정을 다른 프로세스로 돌리고 사이트를 빌드합니다
+@pytest.mark.timeout(900)
 def test_steps_5_and_6_pass_before_measuring_and_publish_only_that_page(project, tmp_path):
     # 5단계: 안내가 적은 빠른 검사(새 페이지의 테스트, 레지스트리 검사, 스니펫 규칙, 그 페이지만
     # 재는 벤치마크)를 글자 그대로 돌리면 측정 없이 통과합니다.
