@@ -293,8 +293,7 @@ def test_page_titles_fit_in_seventy_characters(built_site):
 def test_deployed_address_and_korean_permalink_title(built_site):
     index = (built_site / "index.html").read_text(encoding="utf-8")
     assert f'<link rel="canonical" href="{CONFIG["site_url"]}index.html">' in index
-    extensions = [ext for ext in CONFIG["markdown_extensions"] if isinstance(ext, dict)]
-    permalink = next(ext["toc"] for ext in extensions if "toc" in ext)["permalink_title"]
+    permalink = CONFIG["mdx_configs"]["toc"]["permalink_title"]  # MkDocs가 읽은 mkdocs.yml
     assert f'title="{permalink}"' in (built_site / "tips" / "01-num-workers.html").read_text(
         encoding="utf-8"
     )
