@@ -14,14 +14,15 @@
 from __future__ import annotations
 
 import ast
-import json
 import os
 import re
 import sys
 from pathlib import Path
 
+import nbformat
 from mkdocs.plugins import event_priority
 from mkdocs.structure.files import File
+from nbformat import v4
 
 # 사이트의 패키지는 설치하지 않으므로(pyproject.toml) 저장소 루트에서 찾습니다. MkDocs는 훅을
 # 읽는 동안 hooks/만 경로에 넣었다가 되돌리므로, 아래 import가 모두 여기서 풀립니다.
@@ -55,17 +56,11 @@ SECTION_TITLES = {
 
 
 def markdown_cell(text: str) -> dict:
-    return {"cell_type": "markdown", "metadata": {}, "source": text.strip()}
+    return v4.new_markdown_cell(text.strip())
 
 
 def code_cell(code: str) -> dict:
-    return {
-        "cell_type": "code",
-        "execution_count": None,
-        "metadata": {},
-        "outputs": [],
-        "source": code.strip("\n"),
-    }
+    return v4.new_code_cell(code.strip("\n"))
 
 
 def split_module(source: str) -> tuple[str, list[tuple[str | None, str]]]:
@@ -176,16 +171,14 @@ def build_notebook(page: registry.Page, page_url: str, executed: bool = False) -
             code_cell(f"{cli_function('pick_device')}\n\n\nmain(pick_device())"),
         ]
     for number, cell in enumerate(cells):
-        cell["id"] = f"cell-{number}"  # nbformat 4.5부터 셀마다 고유한 id가 필요합니다.
-    return {
-        "cells": cells,
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
+        # nbformat은 셀마다 무작위 id를 줍니다. 빌드마다 같은 파일이 되게 차례로 씁니다.
+        cell["id"] = f"cell-{number}"
+    kernel = {"display_name": "Python 3", "language": "python", "name": "python3"}
+    notebook = v4.new_notebook(
+        cells=cells, metadata={"kernelspec": kernel, "language_info": {"name": "python"}}
+    )
+    nbformat.validate(notebook)  # 형식에 어긋나면 빌드가 여기서 멈춥니다
+    return notebook
 
 
 def write_if_changed(path: Path, text: str) -> None:
@@ -221,7 +214,7 @@ def on_files(files, config):
         # 노트북은 notebooks/에, 페이지는 <구역>/에 있으므로 한 단계 위로 올라갑니다.
         page_url = "../" + page.doc.removesuffix(".md") + ".html"
         notebook = build_notebook(page, page_url, executed)
-        text = json.dumps(notebook, ensure_ascii=False, indent=1) + "\n"
+        text = nbformat.writes(notebook) + "\n"
         write_if_changed(out_dir / page.notebook, text)
         files.append(
             File(

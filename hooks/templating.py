@@ -43,4 +43,7 @@ def plain(label: str) -> str:
 
 
 def measure_command(page: registry.Page) -> str:
-    return f".venv/bin/python -m pytest benchmarks/{page.benchmark}.py --benchmark --publish"
+    """이 페이지만 재서 발행하는 명령. 레지스트리가 재는 페이지들은 bench_registry.py 하나를 나눠
+    쓰므로 `-k <id>`로 이 페이지만 고릅니다(없으면 그 파일의 모든 페이지를 다시 잽니다)."""
+    only = f" -k {page.id}" if page.benchmark == "bench_registry" else ""
+    return f".venv/bin/python -m pytest benchmarks/{page.benchmark}.py{only} --benchmark --publish"

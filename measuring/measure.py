@@ -241,6 +241,5 @@ def page_of(module, request=None) -> registry.Page:
 
 @pytest.fixture
 def compare(request, measurement_run, benchmark) -> Compare:
-    # 변형마다 복제해 쓰므로 원래 준비물은 쓰지 않았다고 경고하지 않게 합니다.
-    benchmark._mode = "interleaved"
+    interleave.claim(benchmark)
     return Compare(request, measurement_run, benchmark)

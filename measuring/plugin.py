@@ -68,6 +68,10 @@ def pytest_configure(config):
     config.addinivalue_line("markers", "measures(*groups): 이 벤치마크가 채우는 비교 묶음")
     config.addinivalue_line("markers", "sweep(key): 크기를 바꿔 가며 재는 스윕(--sweep)")
     option = config.option
+    if option.benchmark and hasattr(option, "dist"):
+        # 측정은 한 프로세스에서 합니다: 평소 pytest의 pytest-xdist 작업자(pyproject.toml의 -n 2)가
+        # 함께 돌면 서로의 시간을 흔들고, 결과 파일도 작업자마다 따로 씁니다.
+        option.dist, option.tx = "no", []
     if option.gpu and not option.dry_run:
         problem = checks.gpu_problem()
         if problem:

@@ -95,7 +95,7 @@ class Sweep:
 @pytest.fixture
 def sweep(request, measurement_run, benchmark):
     """`sweep(key)`: 이 모듈 페이지의 스윕 하나. 테스트가 끝나면 점들을 결과에 기록합니다."""
-    benchmark._mode = "interleaved"
+    interleave.claim(benchmark)
     page = measure.page_of(request.module, request)
     declared = request.node.get_closest_marker("sweep")
     made: list[Sweep] = []

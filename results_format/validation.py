@@ -115,7 +115,7 @@ def _check_date(path, where: str, text: str) -> None:
         raise ResultsError(path, where, "있을 수 없는 날짜입니다") from None
 
 
-def _check_page(path, page_id: str, section: dict) -> None:
+def _check_page(path, page_id: str, section: dict) -> None:  # noqa: C901 (검사할 항목마다 한 갈래)
     where = f"pages.{page_id}"
     try:
         page = registry.by_id(page_id)

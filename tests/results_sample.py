@@ -9,12 +9,10 @@
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import hashlib
 import json
 import re
-import signal
 from pathlib import Path
 
 from guide import registry
@@ -390,20 +388,3 @@ CONTRADICTIONS = re.compile(
     r"이\(가\)|은\(는\)|을\(를\)|과\(와\)|\(으\)로|-\d[\d.,]*\s*% 줄|\d배\(느려짐\)|BF16와",
     re.IGNORECASE,
 )
-
-
-@contextlib.contextmanager
-def deadline(seconds: int):
-    """이 안의 일이 seconds 안에 끝나지 않으면 TimeoutError로 실패합니다(멈춤은 기다리지 않습니다).
-    subprocess.run은 예외가 나면 자식 프로세스를 끝내므로 빌드에도 씁니다."""
-
-    def stop(signum, frame):
-        raise TimeoutError(f"{seconds}초 안에 끝나지 않았습니다")
-
-    previous = signal.signal(signal.SIGALRM, stop)
-    signal.alarm(seconds)
-    try:
-        yield
-    finally:
-        signal.alarm(0)
-        signal.signal(signal.SIGALRM, previous)

@@ -31,20 +31,8 @@ def copy_project(destination: Path) -> Path:
     tests/도 복사합니다. 페이지의 "(✓ 테스트: …)" 표시가 가리키는 테스트가 있는지 빌드가
     확인하기 때문입니다(hooks/marks.py).
     """
-    names = (
-        "docs",
-        "snippets",
-        "hooks",
-        "overrides",
-        "benchmarks",
-        "measuring",
-        "results_format",
-        "report",
-        "torchdoctor",
-        "results",
-        "guide",
-        "tests",
-    )
+    names = ("docs", "snippets", "hooks", "overrides", "benchmarks", "results", "guide", "tests",
+             "measuring", "results_format", "report", "torchdoctor")  # fmt: skip
     for name in names:
         if (ROOT / name).is_dir():
             shutil.copytree(

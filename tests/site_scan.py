@@ -1,8 +1,8 @@
 """모든 페이지를 한 Chromium에서 열어 axe-core와 첫 방문 검사를 돌리는 브라우저 검사입니다.
 
 무엇을 왜 검사하는지는 tests/test_accessibility.py에 있습니다. 여기는 검사를 돌리고 찾은 것을
-모으는 부분입니다. 2코어에서 몇 분 걸리는 일이라 테스트 세션은 이것을 맨 처음 다른 프로세스로,
-남는 CPU로만 띄우고(start, tests/background.py) 접근성 테스트에서 결과를 받습니다(finish).
+모으는 부분입니다. 2코어에서 몇 분 걸리는 일이라 `browser` 묶음에 있습니다(평소 `pytest`는
+돌리지 않습니다).
 """
 
 from __future__ import annotations
@@ -14,18 +14,13 @@ import http.server
 import json
 import os
 import re
-import subprocess
-import sys
 import threading
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 
-import yaml
-
 from guide import registry
-from tests import background
 from tests.site_build import ROOT
 from tests.test_browser import (
     CHROMIUM,
@@ -36,7 +31,7 @@ from tests.test_browser import (
     screenshot_path,
 )
 
-# 결과를 기다리기 시작한 뒤의 상한. 홀로 돌면 2코어에서 2분이 안 걸립니다.
+# 검사 전체의 상한(pytest-timeout). 홀로 돌면 2코어에서 2분이 안 걸립니다.
 TIMEOUT_S = 900
 
 SCHEMES = ("slate", "default")  # 첫 방문의 기본값(어두운 화면)이 먼저입니다
@@ -45,14 +40,11 @@ COLOUR_RULES = ["color-contrast", "link-in-text-block"]
 NOT_FOUND_PROBE = "no/such/page.html"
 
 
-def mkdocs_config() -> dict:
-    """mkdocs.yml을 읽습니다. !ENV, !relative 같은 태그는 값 대신 None으로 둡니다."""
+def mkdocs_config():
+    """mkdocs.yml을 MkDocs처럼 읽습니다(!ENV의 값도 빌드와 같게 풉니다)."""
+    from mkdocs.config import load_config
 
-    class Loader(yaml.SafeLoader):
-        pass
-
-    Loader.add_multi_constructor("!", lambda loader, suffix, node: None)
-    return yaml.load((ROOT / "mkdocs.yml").read_text(encoding="utf-8"), Loader=Loader)
+    return load_config(str(ROOT / "mkdocs.yml"))
 
 
 CONFIG = mkdocs_config()
@@ -270,7 +262,9 @@ async def keyboard_scrolls(tab) -> list[dict]:
     return moved
 
 
-async def scan_site(served_url: str, site_dir: Path, pages: list[str] = PAGES) -> BrowserFindings:
+async def scan_site(  # noqa: C901 (페이지 × 너비 × 색 구성을 한 브라우저로 도는 한 루프)
+    served_url: str, site_dir: Path, pages: list[str] = PAGES
+) -> BrowserFindings:
     from playwright.async_api import async_playwright
 
     findings = BrowserFindings()
@@ -372,45 +366,7 @@ def missing_reason() -> str | None:
     return reason
 
 
-def to_json(findings: BrowserFindings) -> str:
-    """튜플 키가 있는 사전은 [키, 값] 쌍의 목록으로 바꿔 씁니다(JSON 키는 문자열뿐입니다)."""
-    plain = {
-        name: [[key, item] for key, item in value.items()] if isinstance(value, dict) else value
-        for name, value in vars(findings).items()
-    }
-    return json.dumps(plain, ensure_ascii=False)
-
-
-def from_json(text: str) -> BrowserFindings:
-    plain = json.loads(text)
-    for spec in fields(BrowserFindings):
-        if isinstance(getattr(BrowserFindings(), spec.name), dict):
-            pairs = plain[spec.name]
-            plain[spec.name] = {tuple(k) if isinstance(k, list) else k: v for k, v in pairs}
-    return BrowserFindings(**plain)
-
-
-def start(site_dir: Path, workdir: Path) -> subprocess.Popen:
-    """site_dir의 모든 페이지 검사를 다른 프로세스에서 시작합니다. 결과는 workdir/findings.json."""
-    workdir.mkdir(parents=True, exist_ok=True)
-    args = [str(site_dir), str(workdir / "findings.json")]
-    return background.start("tests.site_scan", args, workdir / "scan.log")
-
-
-def finish(process: subprocess.Popen, workdir: Path) -> BrowserFindings:
-    """start로 띄운 검사가 끝나기를 기다려 찾은 것을 돌려줍니다."""
-    background.wait(process, workdir / "scan.log", TIMEOUT_S, "브라우저 검사가")
-    return from_json((workdir / "findings.json").read_text(encoding="utf-8"))
-
-
-def main(site_dir: Path, out: Path) -> None:
+def scan(site_dir: Path) -> BrowserFindings:
+    """site_dir을 띄워 모든 페이지를 검사하고 찾은 것을 돌려줍니다."""
     with serving(site_dir) as url:
-        findings = asyncio.run(scan_site(url, site_dir))
-    out.write_text(to_json(findings), encoding="utf-8")
-
-
-if __name__ == "__main__":
-    # Chromium은 우선순위가 낮아도 코어마다 있는 캐시를 덮어써 다른 테스트를 느리게 했습니다
-    # (Inductor 컴파일 테스트 21초 → 36초). 그래서 뒤쪽 코어에만 둡니다.
-    background.lower_priority(back_cores_only=True)
-    main(Path(sys.argv[1]), Path(sys.argv[2]))
+        return asyncio.run(scan_site(url, site_dir))

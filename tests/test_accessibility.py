@@ -14,8 +14,7 @@
 
 브라우저 검사는 모두 한 Chromium에서 한 번에 돌립니다(tests/site_scan.py). 페이지는 너비마다 한 번만
 열고, 어두운 화면을 검사한 뒤 읽는 사람처럼 색 구성 단추로 밝은 화면으로 바꿔 색 규칙을 검사합니다.
-2코어에서 몇 분 걸리는 검사라 세션 처음에 다른 프로세스로 띄워 남는 CPU로 돌리고, 그 결과를 보는
-테스트는 맨 뒤에 둡니다(tests/conftest.py).
+2코어에서 몇 분 걸리는 검사라 이 파일은 `browser` 묶음입니다(평소 `pytest`는 돌리지 않습니다).
 """
 
 from __future__ import annotations
@@ -57,16 +56,18 @@ def served(built_site):
         yield url
 
 
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(site_scan.TIMEOUT_S)]
+
+
 @pytest.fixture(scope="module")
-def findings(request) -> BrowserFindings:
-    """모든 페이지의 브라우저 검사 결과. 검사는 세션 처음에 시작해 두었습니다(tests/conftest.py)."""
+def findings(built_site) -> BrowserFindings:
+    """모든 페이지의 브라우저 검사 결과(tests/site_scan.py). 한 번 검사해 이 파일이 나눠 씁니다."""
     reason = site_scan.missing_reason()
     if reason:
         if os.environ.get("CI") == "true":
             pytest.fail(f"CI에서는 접근성 검사를 건너뛸 수 없습니다. {reason}")
         pytest.skip(f"접근성 검사를 건너뜁니다. {reason}")
-    process, workdir = request.getfixturevalue("scan_process")
-    return site_scan.finish(process, workdir)
+    return site_scan.scan(built_site)
 
 
 def describe(violation: dict) -> str:
@@ -201,7 +202,7 @@ def fetch(url: str) -> tuple[int, bytes]:
         return error.code, error.read()
 
 
-def test_no_broken_internal_link_when_served_under_the_sub_path(served, built_site):
+def test_no_broken_internal_link_when_served_under_the_sub_path(served, built_site):  # noqa: C901 (링크 종류마다 한 갈래)
     """GitHub Pages처럼 /seven-tips/ 아래에 올렸을 때, 404를 포함한 모든 페이지의 내부 링크와
     앵커가 살아 있는지 HTTP로 확인합니다. 404 페이지는 깊은 없는 주소에서 엽니다."""
     origin = urlsplit(served)
@@ -292,8 +293,7 @@ def test_page_titles_fit_in_seventy_characters(built_site):
 def test_deployed_address_and_korean_permalink_title(built_site):
     index = (built_site / "index.html").read_text(encoding="utf-8")
     assert f'<link rel="canonical" href="{CONFIG["site_url"]}index.html">' in index
-    extensions = [ext for ext in CONFIG["markdown_extensions"] if isinstance(ext, dict)]
-    permalink = next(ext["toc"] for ext in extensions if "toc" in ext)["permalink_title"]
+    permalink = CONFIG["mdx_configs"]["toc"]["permalink_title"]  # MkDocs가 읽은 mkdocs.yml
     assert f'title="{permalink}"' in (built_site / "tips" / "01-num-workers.html").read_text(
         encoding="utf-8"
     )

@@ -1,10 +1,9 @@
-"""benchmarks/plugin.py의 테스트: `pytest --benchmark`와 README의 GPU 명령이 약속대로 동작하는지.
+"""measuring/plugin.py의 테스트: `pytest --benchmark`와 README의 GPU 명령이 약속대로 동작하는지.
 
-실제 `pytest` 프로세스를 저장소의 임시 복사본(benchmarks, guide, snippets와 pytest 설정)에서
-실행합니다. 복사본의 `results/`가 발행할 자리이고 `test-output/`이 측정을 남기는 자리이므로,
-저장소의 `results/`와 `test-output/`은 건드리지 않습니다. 복사본의 팁 4 벤치마크는 CPU 크기를
-작게 바꿔 몇 초 안에 끝납니다(시간이 아니라 흐름을 시험합니다). 프로세스는 모듈을 시작할 때
-한꺼번에 띄우고, 테스트마다 자기 실행의 결과를 기다립니다(2코어에서 차례로 띄우면 몇 분입니다).
+pytest의 `pytester`로 저장소의 임시 복사본(benchmarks, guide, snippets와 pytest 설정)에서 pytest를
+이 프로세스 안에서 돌립니다(torch를 한 번만 import합니다). 복사본의 `results/`가 발행할 자리이고
+`test-output/`이 측정을 남기는 자리이므로, 저장소의 `results/`와 `test-output/`은 건드리지
+않습니다. 복사본의 팁 4 벤치마크는 CPU 크기를 작게 바꿔 몇 초 안에 끝납니다.
 """
 
 from __future__ import annotations
@@ -16,7 +15,6 @@ import os
 import re
 import shlex
 import shutil
-import subprocess
 import sys
 import types
 from dataclasses import dataclass
@@ -27,6 +25,7 @@ import torch
 
 from guide import registry
 from measuring import checks, plugin, timing
+from measuring import session as measurement
 from report import summary
 from results_format import provenance, results_file, schema, validation
 from tests.results_sample import ratio, sample_document, section, write, write_named
@@ -56,22 +55,12 @@ def test_readme_gpu_command_is_the_one_documented():
 
 
 def copy_for_benchmarks(destination: Path) -> Path:
-    """벤치마크를 실행하는 데 필요한 것만 복사하고, 팁 4의 CPU 크기를 작게 줄입니다. 팁 4 스니펫의
-    Lightning 부분도 뺍니다: 벤치마크는 쓰지 않는데, 실행마다 lightning을 import하느라 2초씩
-    걸렸습니다(이 파일의 실행은 열 개가 넘습니다)."""
-    for name in (
-        "benchmarks",
-        "measuring",
-        "results_format",
-        "report",
-        "torchdoctor",
-        "guide",
-        "snippets",
-    ):
+    """벤치마크를 실행하는 데 필요한 것만 복사하고, 팁 4의 CPU 크기를 작게 줄입니다(시간이 아니라
+    흐름을 시험합니다). 팁 4 스니펫의 Lightning 부분도 뺍니다: 벤치마크는 쓰지 않습니다."""
+    for name in ("benchmarks", "guide", "snippets"):
         shutil.copytree(ROOT / name, destination / name,
                         ignore=shutil.ignore_patterns("__pycache__"))  # fmt: skip
-    for name in ("conftest.py", "pyproject.toml"):
-        shutil.copy(ROOT / name, destination / name)
+    shutil.copy(ROOT / "conftest.py", destination / "conftest.py")
     bench = destination / BENCH_TIP4
     text = bench.read_text(encoding="utf-8")
     assert '"cpu": 1 << 24' in text
@@ -120,45 +109,30 @@ def _entry(key, group, variant, role, ratio=None):
             "metrics": {}, "ceiling": None, "ratio": ratio}  # fmt: skip
 
 
-PLUGINS = {
-    "skip_create": (
-        "import pytest\n\n"
-        "def pytest_runtest_setup(item):\n"
-        "    if 'test_create' in item.name:\n"
-        "        pytest.skip('테스트가 일부러 건너뜁니다')\n"
-    ),
-    "fail_ceiling": (
-        "def pytest_runtest_call(item):\n"
-        "    if 'ceiling' in item.name:\n"
-        "        raise RuntimeError('천장 측정이 실패했습니다(테스트가 일부러 냄)')\n"
-    ),
-    "interrupt": (
-        "def pytest_runtest_call(item):\n"
-        "    raise KeyboardInterrupt\n"
-    ),
-}  # fmt: skip
+class FailCeiling:
+    def pytest_runtest_call(self, item):
+        if "ceiling" in item.name:
+            raise RuntimeError("천장 측정이 실패했습니다(테스트가 일부러 냄)")
+
+
+class Interrupt:
+    def pytest_runtest_call(self, item):
+        raise KeyboardInterrupt
 
 
 @dataclass
 class Run:
-    """복사본 하나에서 띄운 pytest 프로세스 하나."""
+    """복사본 하나에서 이 프로세스 안에서(pytester) 돌린 pytest 한 번."""
 
     project: Path
-    process: subprocess.Popen
+    returncode: int
+    stdout: str
+    stderr: str
     old: Path | None = None
     old_bytes: bytes | None = None
-    _result: subprocess.CompletedProcess | None = None
 
-    def result(self) -> subprocess.CompletedProcess:
-        if self._result is None:
-            try:
-                out, err = self.process.communicate(timeout=TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.process.kill()
-                raise
-            self._result = subprocess.CompletedProcess(self.process.args, self.process.returncode,
-                                                       out, err)  # fmt: skip
-        return self._result
+    def result(self) -> Run:
+        return self
 
     @property
     def published(self) -> Path:
@@ -173,48 +147,80 @@ class Run:
         return files == [self.old] and self.old.read_bytes() == self.old_bytes
 
 
-def start(tmp: Path, *args, old=None, plugin=None, env=None, project=None) -> Run:
-    project = project or copy_for_benchmarks(tmp)
-    extra = []
-    if plugin:
-        (project / f"{plugin}.py").write_text(PLUGINS[plugin], encoding="utf-8")
-        extra = ["-p", plugin]
-    run_env = {**os.environ, "SOURCE_COMMIT": SOURCE_COMMIT}
-    run_env.pop("PYTEST_ADDOPTS", None)  # 이 테스트를 부른 pytest의 옵션이 섞이지 않게
-    run_env.update(env or {})
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *extra, *args]
-    old_path = write_named(project / "results", old(project)) if old else None
-    process = subprocess.Popen(command, cwd=project, env=run_env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)  # fmt: skip
-    return Run(project, process, old_path, old_path.read_bytes() if old_path else None)
+@pytest.fixture
+def run_in_copy(pytester, monkeypatch):
+    """pytester의 폴더에 복사본을 만들고, 그 안에서 pytest를 이 프로세스 안에서 돌리는 함수.
+
+    torch와 측정 플러그인은 이 프로세스에 이미 import되어 있으므로 다시 import하지 않습니다. 저장소
+    경로를 가리키는 값(측정 플러그인의 ROOT와 결과 폴더, 레지스트리의 ROOT)을 복사본으로 돌리고,
+    복사본의 bench 파일과 스니펫을 import하도록 저장소의 것은 sys.modules에서 잠시 뺍니다. 측정이
+    바꾸는 torch 스레드 수와 환경 변수는 끝나면 되돌립니다(monkeypatch)."""
+    project = copy_for_benchmarks(pytester.path)
+    pytester.makepyprojecttoml(
+        '[tool.pytest.ini_options]\npython_files = ["bench_*.py"]\npythonpath = ["."]\n'
+    )
+    for name in [m for m in sys.modules if m.split(".")[0] in ("benchmarks", "snippets")]:
+        monkeypatch.delitem(sys.modules, name)
+    monkeypatch.setattr(measurement, "ROOT", project)
+    monkeypatch.setattr(measurement, "LOCAL_RESULTS", project / "test-output" / "results")
+    monkeypatch.setattr(measurement, "PUBLISHED_RESULTS", project / "results")
+    monkeypatch.setattr(plugin, "BENCH_DIR", project / "benchmarks")
+    monkeypatch.setattr(registry, "ROOT", project)
+    monkeypatch.setenv("SOURCE_COMMIT", SOURCE_COMMIT)
+    monkeypatch.delenv("PYTEST_ADDOPTS", raising=False)  # 이 테스트를 부른 pytest의 옵션
+    monkeypatch.setenv("OMP_NUM_THREADS", os.environ.get("OMP_NUM_THREADS", ""))
+    threads = torch.get_num_threads()
+
+    def run(*args, old=None, plugins=(), env=None) -> Run:
+        for name, value in (env or {}).items():
+            monkeypatch.setenv(name, value)
+        old_path = write_named(project / "results", old(project)) if old else None
+        try:
+            result = pytester.runpytest(
+                "-p", "no:cacheprovider", *args, plugins=list(plugins), no_reraise_ctrlc=True
+            )
+        finally:
+            torch.set_num_threads(threads)
+        return Run(project, result.ret, "\n".join(result.outlines), "\n".join(result.errlines),
+                   old_path, old_path.read_bytes() if old_path else None)  # fmt: skip
+
+    run.project = project
+    return run
 
 
 PUBLISH = ("--benchmark", "--publish", "--budget", "0.2", "--seed", "1234")
+# 발행 규칙 자체(다른 torch 버전, 덜 잰 페이지, 일부만 잰 묶음, 레지스트리에 없는 이름)는
+# tests/test_session.py와 tests/test_measure.py가 플러그인 없이 확인합니다. 여기서는 pytest의 훅이
+# 그 규칙까지 이어지는 길(옵션, 실패와 건너뜀의 집계, 중단, 시간 한도, 드라이 런)만 봅니다.
 RUNS = {
-    "subset": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document),
-    # 장치 검사는 페이지 검사보다 먼저라서, 천장 하나만 재도 같은 이유로 거절합니다.
-    "other-torch": lambda tmp: start(
-        tmp, CEILING, *PUBLISH, old=lambda p: old_document(p, torch="2.0.0+cpu")
-    ),
-    "less": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document, plugin="skip_create"),
-    "partial": lambda tmp: start(tmp, CEILING, *PUBLISH, old=old_document),
-    "failed": lambda tmp: start(tmp, BENCH_TIP4, "-k", "rand or ceiling", *PUBLISH,
-                                old=old_document, plugin="fail_ceiling"),  # fmt: skip
-    "time-limit": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, "--max-minutes", "0.0001",
-                                    old=old_document),  # fmt: skip
-    "benchmark-skip": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, "--benchmark-skip",
-                                        old=old_document),  # fmt: skip
-    "benchmark-skip-addopts": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document,
-                                                env={"PYTEST_ADDOPTS": "--benchmark-skip"}),
-    "interrupted": lambda tmp: start(tmp, BENCH_TIP4, *PUBLISH, old=old_document,
-                                     plugin="interrupt"),  # fmt: skip
-    "gpu-dry-run": lambda tmp: start(
-        tmp, BENCH_TIP4, BENCH_TIP5, *readme_gpu_command()[3:], "--dry-run",
-        "--results-dir", str(tmp / "dry"),
-    ),  # README의 명령을 두 페이지로 줄여서(전체는 2코어에서 5분)
-    "plain": lambda tmp: start(tmp, BENCH_TIP4, BENCH_TIP5),
-    "unknown-names": lambda tmp: start(tmp, BENCH_TIP4, project=unknown_names(tmp)),
+    "subset": lambda run: run(BENCH_TIP4, *PUBLISH, old=old_document),
+    "failed": lambda run: run(BENCH_TIP4, "-k", "rand or ceiling", *PUBLISH, old=old_document,
+                              plugins=[FailCeiling()]),  # fmt: skip
+    "time-limit": lambda run: run(BENCH_TIP4, *PUBLISH, "--max-minutes", "0.0001",
+                                  old=old_document),  # fmt: skip
+    "benchmark-skip": lambda run: run(BENCH_TIP4, *PUBLISH, "--benchmark-skip", old=old_document),
+    "benchmark-skip-addopts": lambda run: run(BENCH_TIP4, *PUBLISH, old=old_document,
+                                              env={"PYTEST_ADDOPTS": "--benchmark-skip"}),
+    "interrupted": lambda run: run(BENCH_TIP4, *PUBLISH, old=old_document, plugins=[Interrupt()]),
+    "gpu-dry-run": lambda run: run(
+        BENCH_TIP4, BENCH_TIP5, *readme_gpu_command()[3:], "--dry-run",
+        "--results-dir", str(run.project / "dry"), "-n", "2",
+    ),  # README의 명령을 두 페이지로 줄여서(전체는 2코어에서 5분). -n 2(평소 pytest의 작업자)를
+    # 주어도 측정은 한 프로세스에서 합니다(measuring/plugin.py).
+    "plain": lambda run: run(BENCH_TIP4, BENCH_TIP5),
 }  # fmt: skip
+
+
+@pytest.fixture
+def runs(run_in_copy, request):
+    """테스트가 쓰는 실행 하나를 돌려 {이름: 실행}으로 줍니다(이름은 매개변수 name이나 uses)."""
+    params = getattr(request.node, "callspec", None)
+    named = params.params.get("name") if params else None
+    names = [named] if named in RUNS else NEEDS[request.node.originalname]
+    assert len(names) == 1, names
+    return {names[0]: RUNS[names[0]](run_in_copy)}
+
+
 NEEDS = {}  # 테스트 이름 → 쓰는 실행(아래 uses가 채웁니다)
 
 
@@ -224,40 +230,6 @@ def uses(*names):
         return test
 
     return register
-
-
-def unknown_names(tmp: Path) -> Path:
-    """P11: 레지스트리에 없는 묶음과 변형을 쓰는 벤치마크(복사본의 팁 4를 고쳐 심습니다)."""
-    project = tmp / "planted"
-    copy_for_benchmarks(project)
-    bench = project / BENCH_TIP4
-    text = bench.read_text(encoding="utf-8")
-    text = text.replace('compare("ceiling")', 'compare("no-such-group")')
-    text = text.replace('group.add("create-on-device", fast', 'group.add("no-such-variant", fast')
-    assert "no-such-group" in text and "no-such-variant" in text
-    bench.write_text(text, encoding="utf-8")
-    return project
-
-
-@pytest.fixture(scope="module")
-def runs(request, tmp_path_factory):
-    """고른 테스트가 쓰는 실행만 한꺼번에 띄웁니다."""
-    chosen = set()
-    for item in request.session.items:
-        if item.module is request.module:
-            params = getattr(item, "callspec", None)
-            named = params.params.get("name") if params else None
-            chosen |= {named} if named in RUNS else set(NEEDS.get(item.originalname, ()))
-    started = {}
-    try:
-        for name in sorted(chosen):
-            started[name] = RUNS[name](tmp_path_factory.mktemp(name))
-        yield started
-    finally:
-        for run in started.values():
-            if run.process.poll() is None:
-                run.process.kill()
-                run.process.communicate()
 
 
 def summary_of(result) -> str:
@@ -310,24 +282,9 @@ def test_publishing_one_bench_replaces_only_its_page_with_its_own_provenance(run
     assert f"결과 파일을 썼습니다: {run.old}" in result.stdout
 
 
-@uses("other-torch")
-def test_a_file_from_another_torch_version_is_left_alone(runs):
-    # 다른 CPU 기능(cpu_flags)이나 코어 수도 같은 길로 거절합니다: tests/test_session.py
-    run, field = runs["other-torch"], "torch"
-    result = run.result()
-    assert result.returncode == 1, result.stdout[-3000:]
-    assert "예전 결과와 장치 또는 torch 버전이 다릅니다" in result.stdout and field in result.stdout
-    assert run.published_unchanged()
-    assert f"발행하지 못한 측정은 {run.local}에 남겼습니다" in result.stdout
-    [local] = run.local.glob("*.json")
-    assert "tip4" in results_file.load(local)["pages"]
-
-
 @pytest.mark.parametrize(
     ("name", "reason"),
     [
-        ("less", "예전에 잰 묶음을 이번에는 재지 않았습니다: arange, rand, zeros"),
-        ("partial", "잰 적도, 재지 않은 이유도 없는 묶음이 있습니다: arange, rand, zeros"),
         ("failed", "실패한 측정이 1개 있습니다"),
         # P1: --publish를 주고 거절을 봅니다
         ("time-limit", "시간 한도에 걸려 4개를 재지 못했습니다"),
@@ -336,7 +293,6 @@ def test_a_file_from_another_torch_version_is_left_alone(runs):
          "--benchmark-skip으로 4개 측정을 건너뛰어 아무것도 발행하지 않았습니다"),
     ],
 )  # fmt: skip
-@uses("less", "partial", "failed", "time-limit", "benchmark-skip", "benchmark-skip-addopts")
 def test_a_run_that_measured_less_than_it_replaces_is_refused(runs, name, reason):
     run = runs[name]
     result = run.result()
@@ -358,15 +314,6 @@ def test_a_failing_ceiling_keeps_the_other_measurements_without_a_dangling_ceili
     assert {e["group"] for e in entries} == {"rand"}
     assert all(e["ceiling"] is None for e in entries)  # 없는 천장을 가리키지 않습니다
     assert "천장으로 잰 적이 없는 key" in result.stdout
-
-
-@uses("partial")
-def test_a_node_id_selection_still_keeps_its_measurement_locally(runs):
-    run = runs["partial"]
-    run.result()
-    [local] = run.local.glob("*.json")
-    [entry] = results_file.load(local)["pages"]["tip4"]["benchmarks"]
-    assert entry["key"] == "device-copy" and entry["role"] == "ceiling" and entry["rounds"] >= 9
 
 
 @uses("interrupted")
@@ -480,15 +427,13 @@ def test_threads_option_sets_torch_and_spawned_processes(monkeypatch, device, re
         torch.set_num_threads(before)
 
 
-def test_help_lists_every_project_option_and_a_bad_thread_count_stops_in_korean():
+def test_help_lists_every_project_option_and_a_bad_thread_count_stops_in_korean(run_in_copy):
     # argparse가 도움말을 %-서식으로 채우므로 "±5%" 같은 글자 하나가 `pytest --help`를 깨뜨립니다.
-    command = [sys.executable, "-m", "pytest", "-p", "no:cacheprovider"]
-    shown = subprocess.run([*command, "--help"], cwd=ROOT, capture_output=True, text=True)
+    shown = run_in_copy("--help")
     assert shown.returncode == 0, shown.stderr[-2000:]
     for option in ("--benchmark", "--publish", "--sweep", "--budget", "--threads", "--seed"):
         assert f"  {option}" in shown.stdout
-    bad = subprocess.run([*command, "--benchmark", "--threads", "0", "--collect-only", BENCH_TIP4],
-                         cwd=ROOT, capture_output=True, text=True)  # fmt: skip
+    bad = run_in_copy("--benchmark", "--threads", "0", "--collect-only", BENCH_TIP4)
     assert bad.returncode == 4 and "--threads: 1 이상의 정수여야 합니다: '0'" in bad.stderr
 
 
@@ -510,16 +455,6 @@ def test_plain_pytest_runs_each_benchmark_once_without_timing(runs):
     assert "측정 요약" not in result.stdout
     assert not re.search(r"benchmark[^\n]*: \d+ tests", result.stdout)  # 시간 표가 없습니다
     assert not run.published.exists() and not run.local.exists()
-
-
-@uses("unknown-names")
-def test_plain_pytest_stops_a_benchmark_with_a_group_or_variant_not_in_the_registry(runs):
-    """P11: CI가 실행하는 평소 pytest에서도 이름을 레지스트리와 맞춰 봅니다."""
-    result = runs["unknown-names"].result()
-    assert result.returncode == pytest.ExitCode.TESTS_FAILED
-    assert "tip4: 묶음 'no-such-group'" in result.stdout
-    assert "tip4: 변형 'no-such-variant'" in result.stdout
-    assert re.search(r"4 failed", result.stdout)
 
 
 # --- 끝에 알리는 오래된 결과 -------------------------------------------------------------------

@@ -153,6 +153,7 @@ def test_lightning_compiles_the_step_methods_of_a_compiled_module():
     torch._dynamo.reset()
 
 
+@pytest.mark.slow
 def test_main_compiles_cold_then_reads_the_cache(monkeypatch, tmp_path, capsys):
     # 이 파일에서 유일하게 Inductor로 실제 컴파일하는 테스트입니다. 빈 캐시 폴더에서 시작합니다.
     # g++와 Python 헤더는 README가 요구하는 것이라, 없으면 건너뛰지 않고 실패합니다.

@@ -184,6 +184,7 @@ def ddp_reports():
     return config, ga.run_ddp(config)
 
 
+@pytest.mark.slow
 def test_ddp_accumulation_equals_single_process_large_batch(ddp_reports):
     config, per_rank = ddp_reports
     model = ga.make_model(**config["model"])
@@ -197,6 +198,7 @@ def test_ddp_accumulation_equals_single_process_large_batch(ddp_reports):
                 torch.testing.assert_close(grads[name], ref, rtol=1e-12, atol=1e-12)
 
 
+@pytest.mark.slow
 def test_no_sync_allreduces_once_per_step(ddp_reports):
     config, per_rank = ddp_reports
     k = config["micro_batches"]
@@ -208,6 +210,7 @@ def test_no_sync_allreduces_once_per_step(ddp_reports):
         assert report["no_sync"]["seconds_per_step"] > 0
 
 
+@pytest.mark.slow
 def test_no_sync_around_backward_only_saves_nothing(ddp_reports):
     # 페이지의 함정: 순전파를 no_sync() 밖에서 하면 매 마이크로배치마다 all-reduce합니다.
     _, per_rank = ddp_reports
@@ -216,6 +219,7 @@ def test_no_sync_around_backward_only_saves_nothing(ddp_reports):
         assert late == report["every-micro-batch"]["allreduces_per_step"]
 
 
+@pytest.mark.slow
 def test_main_runs_on_cpu(capsys, monkeypatch, ddp_reports):
     # 프로세스를 한 번 더 띄우지 않게, DDP 부분은 위에서 띄운 프로세스들의 결과를 씁니다.
     # run_ddp는 ddp_reports가 실제로 실행했습니다. 여기서는 main의 출력 흐름만 봅니다.

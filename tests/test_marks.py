@@ -7,11 +7,13 @@
 from __future__ import annotations
 
 import re
+from types import SimpleNamespace
 
 import pytest
+from mkdocs.exceptions import PluginError
 
 from hooks import marks
-from tests.site_build import ROOT, copy_project, mkdocs_build
+from tests.site_build import ROOT
 
 DOCS = ROOT / "docs"
 PAGES = sorted(DOCS.rglob("*.md"))
@@ -93,16 +95,17 @@ class TestPlantedClass:
     ],
     ids=["unnamed", "missing-test"],
 )
-def test_a_bad_mark_stops_the_build_naming_the_page(tmp_path, mark, expected):
-    project = copy_project(tmp_path / "project")
-    page = project / "docs" / "tips" / "04-create-on-device.md"
-    page.write_text(
-        page.read_text(encoding="utf-8") + f"\n이 문장은 확인됩니다{mark}.\n", encoding="utf-8"
-    )
-    result = mkdocs_build(project, tmp_path / "site")
-    assert result.returncode != 0
-    assert "tips/04-create-on-device.md" in result.stderr
-    assert expected in result.stderr
+def test_a_bad_mark_stops_the_build_naming_the_page(mark, expected):
+    # 빌드가 부르는 훅(mkdocs.yml의 hooks)을 같은 프로세스에서 페이지 하나에 부릅니다.
+    assert "  - hooks/marks.py\n" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    source = (ROOT / "docs" / "tips" / "04-create-on-device.md").read_text(encoding="utf-8")
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="tips/04-create-on-device.md"))
+    config = SimpleNamespace(extra={"repository": "https://example.org/repo"})
+    assert "test-mark" in marks.on_page_markdown(source, page, config, None)
+    with pytest.raises(PluginError) as caught:
+        marks.on_page_markdown(source + f"\n이 문장은 확인됩니다{mark}.\n", page, config, None)
+    assert "tips/04-create-on-device.md" in str(caught.value)
+    assert expected in str(caught.value)
 
 
 def test_marks_render_as_links_to_the_test(built_site):

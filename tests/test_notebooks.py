@@ -174,13 +174,15 @@ def test_notebook_page_cache_lives_outside_the_repository():
 
 
 @pytest.fixture(scope="module")
-def fresh_runs(request):
+def fresh_runs(built_site, tmp_path_factory):
     """사이트에서 내려받는 노트북을 모두, 노트북이 import하는 꾸러미가 없는 새 환경에서 nbmake로
-    한 번씩 실행한 결과입니다. 실행은 세션 처음에 시작해 두었습니다(tests/conftest.py)."""
+    한 번씩 실행한 결과입니다(tests/notebook_run.py). 몇 분 걸려 `notebooks` 묶음에 있습니다."""
     if "MUTANT_UNDER_TEST" in os.environ:
         pytest.skip("변이 시험에서는 노트북을 실행하지 않습니다")
-    process, workdir = request.getfixturevalue("notebook_process")
-    return notebook_run.finish(process, workdir), workdir / "env" / "bin" / "python"
+    workdir = tmp_path_factory.mktemp("fresh-notebooks")
+    notebooks = [built_site / "notebooks" / f"{page.snippet}.ipynb" for page in PAGES]
+    runs = notebook_run.run_notebooks(notebooks, workdir, workers=min(2, os.cpu_count() or 1))
+    return runs, workdir / "env" / "bin" / "python"
 
 
 def outputs_of(notebook: dict) -> list[dict]:
@@ -193,6 +195,8 @@ def text_of(output: dict) -> str:
     return "".join(text) if isinstance(text, list) else text
 
 
+@pytest.mark.notebooks
+@pytest.mark.timeout(1800)
 @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.id)
 def test_every_downloaded_notebook_runs_on_cpu_in_a_fresh_environment(page, fresh_runs):
     run = fresh_runs[0][page.snippet]
@@ -209,29 +213,28 @@ def test_every_downloaded_notebook_runs_on_cpu_in_a_fresh_environment(page, fres
             assert "저장소" in line, line
 
 
+@pytest.mark.notebooks
+@pytest.mark.timeout(1800)
 def test_first_cells_installed_what_the_notebooks_need_into_the_fresh_environment(fresh_runs):
-    # 새 환경에는 처음에 torch가 없었습니다(notebook_run.run_notebooks가 확인). 지금 있다면 노트북의
-    # 첫 셀이 그 환경의 커널에 설치한 것입니다.
+    # 새 환경에는 처음에 torch가 없었습니다(notebook_run.run_notebooks가 확인). 지금 있다면
+    # 노트북들의 첫 셀이 적은 꾸러미로 설치한 것입니다.
     assert notebook_run.importable(fresh_runs[1], "torch")
 
 
-def test_the_notebook_run_checks_can_fail(tmp_path):
-    # 설치 셀을 읽는 함수와 나누는 순서: 새 꾸러미를 설치하는 노트북만 혼자 먼저 실행합니다.
+def test_the_notebook_run_reads_what_each_first_cell_installs(tmp_path):
+    # 새 환경에는 첫 셀들이 적은 꾸러미만 설치합니다(tests/notebook_run.py). 그 읽기를 확인합니다.
     def notebook(name, first_cell):
         path = tmp_path / f"{name}.ipynb"
         cells = [{"cell_type": "code", "source": first_cell, "outputs": []}]
         path.write_text(json.dumps({"cells": cells}), encoding="utf-8")
         return path
 
-    torch_only = notebook("a", "%pip install --quiet torch==2.13.0")
     with_numpy = notebook("b", "%pip install --quiet numpy==2.4.6 torch==2.13.0")
-    again = notebook("c", "%pip install --quiet torch==2.13.0")
+    as_lines = notebook("c", ["%pip install --quiet torch==2.13.0\n", "import torch\n"])
     nothing = notebook("d", "print(1)")
     assert notebook_run.installs(with_numpy) == {"numpy==2.4.6", "torch==2.13.0"}
+    assert notebook_run.installs(as_lines) == {"torch==2.13.0"}
     assert notebook_run.installs(nothing) == set()
-    alone, together = notebook_run.install_first([torch_only, with_numpy, again, nothing])
-    assert alone == [with_numpy]
-    assert sorted(together) == [torch_only, again, nothing]
 
 
 def test_the_deploy_build_executes_every_notebook_and_stops_on_an_error(monkeypatch):

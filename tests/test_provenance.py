@@ -44,6 +44,7 @@ def test_this_machines_description_is_a_valid_device_and_measured_block():
     assert measured["gomp_spincount"] == os.environ["GOMP_SPINCOUNT"]
 
 
+@pytest.mark.slow  # pytest를 다른 프로세스로 돌립니다
 @pytest.mark.parametrize(("readers_value", "seen"), [(None, "1000"), ("777", "777")])
 def test_pytest_sets_the_openmp_spin_count_before_torch_loads(readers_value, seen):
     """libgomp가 불러올 때 읽은 값을 그 자신이 출력하게 해(OMP_DISPLAY_ENV) 확인합니다.

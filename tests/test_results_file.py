@@ -25,7 +25,6 @@ from tests.results_sample import (
     GPU_DEVICE,
     SAMPLE_NAME,
     cpu_document,
-    deadline,
     sample_document,
     write,
 )
@@ -259,14 +258,16 @@ def test_a_file_that_is_not_json_names_the_line(tmp_path):
         results_file.load(path)
 
 
+@pytest.mark.timeout(20)
 @pytest.mark.parametrize("depth", [100_000, results_file.MAX_DEPTH + 1])
 def test_a_deeply_nested_file_is_refused(tmp_path, depth):
     path = tmp_path / SAMPLE_NAME
     path.write_text("[" * depth + "]" * depth, encoding="utf-8")
-    with deadline(20), pytest.raises(ResultsError, match="중첩이"):
+    with pytest.raises(ResultsError, match="중첩이"):
         results_file.load(path)
 
 
+@pytest.mark.timeout(20)
 @pytest.mark.parametrize("size", [80_000, results_file.MAX_BYTES - 100])
 def test_a_string_of_escaped_quotes_parses_in_bounded_time(tmp_path, size):
     # 예전의 깊이 검사(정규식)는 80 KB에서 43초, 5 MB에서 47시간 걸렸습니다.
@@ -274,14 +275,15 @@ def test_a_string_of_escaped_quotes_parses_in_bounded_time(tmp_path, size):
     path = tmp_path / SAMPLE_NAME
     path.write_text('{"schema_version": 3, "x": "' + body + '"}', encoding="utf-8")
     assert path.stat().st_size <= results_file.MAX_BYTES
-    with deadline(20), pytest.raises(ResultsError, match="형식에 없는 항목입니다|필수 항목"):
+    with pytest.raises(ResultsError, match="형식에 없는 항목입니다|필수 항목"):
         results_file.load(path)
 
 
+@pytest.mark.timeout(20)
 def test_a_file_over_the_size_limit_is_refused_before_parsing(tmp_path):
     path = tmp_path / SAMPLE_NAME
     path.write_bytes(b" " * (results_file.MAX_BYTES + 1))
-    with deadline(20), pytest.raises(ResultsError, match="5 MB보다 큽니다") as caught:
+    with pytest.raises(ResultsError, match="5 MB보다 큽니다") as caught:
         results_file.load(path)
     assert (caught.value.path, caught.value.field) == (str(path), "(파일)")
 
@@ -308,19 +310,19 @@ def not_a_regular_file(kind, folder, outside):
     return path
 
 
+@pytest.mark.timeout(10)
 @pytest.mark.parametrize("kind", ["/dev/zero", "/dev/stdin", "fifo", "directory", "outside"])
 def test_links_fifos_and_folders_are_refused_without_reading(tmp_path, doc, kind):
     outside = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)  # 읽으면 통과할 파일입니다
     folder = tmp_path / "project" / "results"
     folder.mkdir(parents=True)
     path = not_a_regular_file(kind, folder, outside)
-    with deadline(10):
-        with pytest.raises(ResultsError, match="보통 파일이 아닙니다") as caught:
-            results_file.load(path)
-        assert (caught.value.path, caught.value.field) == (str(path), "(파일)")
-        assert caught.value.problem == "보통 파일이 아닙니다(링크, FIFO, 장치 파일은 읽지 않습니다)"
-        with pytest.raises(ResultsError, match="보통 파일이 아닙니다"):
-            results_data.load_devices(tmp_path / "project")
+    with pytest.raises(ResultsError, match="보통 파일이 아닙니다") as caught:
+        results_file.load(path)
+    assert (caught.value.path, caught.value.field) == (str(path), "(파일)")
+    assert caught.value.problem == "보통 파일이 아닙니다(링크, FIFO, 장치 파일은 읽지 않습니다)"
+    with pytest.raises(ResultsError, match="보통 파일이 아닙니다"):
+        results_data.load_devices(tmp_path / "project")
 
 
 def test_a_results_folder_that_is_a_link_has_no_results(tmp_path, doc):
@@ -484,23 +486,24 @@ def pretend_regular(monkeypatch, regular):
     monkeypatch.setattr(os, "lstat", lambda path: real_lstat(regular))
 
 
+@pytest.mark.timeout(10)
 def test_a_link_swapped_in_after_the_check_is_not_followed(tmp_path, doc, monkeypatch):
     outside = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)  # 따라가면 통과할 파일입니다
     path = tmp_path / SAMPLE_NAME
     os.symlink(outside, path)
     pretend_regular(monkeypatch, outside)
-    with deadline(10):
-        problem = error_of(results_file.load, path)
+    problem = error_of(results_file.load, path)
     assert problem == (str(path), "(파일)", "읽을 수 없습니다 (Too many levels of symbolic links)")
 
 
+@pytest.mark.timeout(5)
 def test_a_fifo_swapped_in_after_the_check_is_refused_without_waiting(tmp_path, doc, monkeypatch):
     regular = write(tmp_path / "elsewhere" / SAMPLE_NAME, doc)
     path = tmp_path / SAMPLE_NAME
     os.mkfifo(path)
     pretend_regular(monkeypatch, regular)
-    with deadline(5):  # O_NONBLOCK이 없으면 쓰는 쪽이 없는 FIFO를 열다가 멈춥니다
-        problem = error_of(results_file.load, path)
+    # O_NONBLOCK이 없으면 쓰는 쪽이 없는 FIFO를 열다가 멈춥니다
+    problem = error_of(results_file.load, path)
     assert problem == (str(path), "(파일)", "보통 파일이 아닙니다")
 
 

@@ -14,13 +14,14 @@ from types import SimpleNamespace
 
 import jinja2
 import pytest
+from mkdocs.exceptions import PluginError
 from mkdocs.structure.files import File, Files
 
 from guide import registry
-from hooks import cache, chart_svg, dirty
+from hooks import cache, chart_svg, dirty, snippet_check
 from hooks import pages as pages_hook
 from hooks.snippet_check import INCLUDE, find_problem
-from tests.site_build import ROOT, copy_project, mkdocs_build, section_lines
+from tests.site_build import ROOT, mkdocs_build, section_lines
 from tests.site_scan import CONFIG
 
 DOCS = ROOT / "docs"
@@ -162,16 +163,18 @@ def test_every_snippet_reference_exists(page):
         ("snippets/tip4_create_on_device.py:10:20", "줄 번호 대신"),
     ],
 )
-def test_broken_snippet_reference_fails_the_build_naming_page_and_section(
-    tmp_path, include, expected
-):
-    project = copy_project(tmp_path / "project")
-    page = project / "docs" / "tips" / "04-create-on-device.md"
-    page.write_text(page.read_text(encoding="utf-8") + f'\n```python\n--8<-- "{include}"\n```\n')
-    result = mkdocs_build(project, tmp_path / "site")
-    assert result.returncode != 0
-    assert "tips/04-create-on-device.md" in result.stderr
-    assert expected in result.stderr
+def test_broken_snippet_reference_fails_the_build_naming_page_and_section(include, expected):
+    # 빌드가 부르는 훅(mkdocs.yml의 hooks)을 같은 프로세스에서 페이지 하나에 부릅니다.
+    assert "  - hooks/snippet_check.py\n" in (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    source = (ROOT / "docs" / "tips" / "04-create-on-device.md").read_text(encoding="utf-8")
+    markdown = source + f'\n```python\n--8<-- "{include}"\n```\n'
+    page = SimpleNamespace(file=SimpleNamespace(src_uri="tips/04-create-on-device.md"))
+    config = SimpleNamespace(config_file_path=str(ROOT / "mkdocs.yml"))
+    assert snippet_check.on_page_markdown(source, page, config, None) == source
+    with pytest.raises(PluginError) as caught:
+        snippet_check.on_page_markdown(markdown, page, config, None)
+    assert "tips/04-create-on-device.md" in str(caught.value)
+    assert expected in str(caught.value)
 
 
 @pytest.mark.parametrize("page", PAGES, ids=page_id)

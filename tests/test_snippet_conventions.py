@@ -391,7 +391,9 @@ def code_lines(source: str, first: int, last: int) -> int:
     return sum(1 for line in lines if line.strip() and not line.strip().startswith("#"))
 
 
-def unserved_definitions(sources: dict[str, str], embedded: dict[str, set]) -> dict[str, int]:
+def unserved_definitions(  # noqa: C901 (정의가 쓰이는 길마다 한 갈래)
+    sources: dict[str, str], embedded: dict[str, set]
+) -> dict[str, int]:
     """페이지에도 없고 main()이나 페이지의 코드가 부르지도 않는 맨 위 정의: {"모듈:이름": 줄 수}.
 
     독자에게 쓸모 있는 정의: 페이지가 끼워 넣는 구역 안에 있거나, main()·`__main__` 블록·페이지에

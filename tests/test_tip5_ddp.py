@@ -1,9 +1,12 @@
 """snippets/tip5_ddp.py의 테스트: DDP(프로세스 2개, gloo)가 한 프로세스와 같은 변화도를 내는지.
 
-DDP 테스트는 진짜 프로세스를 띄웁니다. Lightning과 torchrun은 스크립트를 프로세스마다 다시
-실행하므로 pytest 프로세스 안이 아니라 하위 프로세스(subprocess)로 돌립니다.
+DDP 테스트는 진짜 프로세스를 띄웁니다(`slow` 묶음). 두 프로세스로 하는 검사는 모두 한 번의
+spawn에서 합니다(two_ranks): 프로세스마다 torch를 import하고 gloo 그룹을 만드는 데 몇 초씩 들기
+때문입니다. Lightning과 torchrun은 스크립트를 프로세스마다 다시 실행하므로 pytest 프로세스 안이
+아니라 하위 프로세스(subprocess)로, 하나씩 돌립니다.
 """
 
+import functools
 import os
 import subprocess
 import sys
@@ -12,7 +15,6 @@ from pathlib import Path
 import lightning as L
 import pytest
 import torch
-import torch.multiprocessing as mp
 
 from snippets import tip5_ddp as tip5
 from tests.site_build import page_quotes
@@ -27,18 +29,56 @@ def run_script(*args, timeout=60):
     )
 
 
-@pytest.mark.parametrize(
-    ("batch_size", "features", "dtype", "tolerance"),
-    [
-        (6, 5, torch.float64, 1e-12),
-        (12, 3, torch.float32, 1e-6),
-    ],
-)
-def test_ddp_gradients_equal_single_process_on_the_whole_batch(
-    batch_size, features, dtype, tolerance
-):
+# 두 프로세스로 재는 변화도의 (batch_size, features, dtype, 허용 오차). 마지막은 main()의
+# 기본값입니다.
+SHAPES = {
+    "float64": (6, 5, torch.float64, 1e-12),
+    "float32": (12, 3, torch.float32, 1e-6),
+    "main": (8, 8, torch.float32, 1e-6),
+}
+REAL_DDP_WORKER = tip5.ddp_worker
+
+
+def all_two_rank_checks(shared, ports, rank, world_size, init_method, *main_args):
+    """tip5.ddp_gradients가 띄운 프로세스 하나에서, 이 파일의 두 프로세스 검사를 차례로 합니다.
+    검사마다 그룹을 새로 만들고 닫습니다. 결과는 shared 폴더에 이름별로 씁니다."""
+    for name, (batch_size, features, dtype, _) in SHAPES.items():
+        if name != "main":
+            out = Path(shared) / name
+            init = f"tcp://127.0.0.1:{ports[name]}"
+            REAL_DDP_WORKER(rank, world_size, init, "cpu", features, batch_size, dtype, out)
+    fsdp2_worker(rank, world_size, ports["fsdp2"], Path(shared) / "fsdp2")
+    run_template(rank, world_size, ports["template"], Path(shared) / "template")
+    REAL_DDP_WORKER(rank, world_size, init_method, *main_args)
+
+
+@pytest.fixture(scope="module")
+def two_ranks(tmp_path_factory):
+    """진짜 tip5.ddp_gradients(main()의 기본값)를 한 번 부르고, 그것이 띄우는 두 프로세스가 먼저
+    나머지 두 프로세스 검사를 하게 합니다. 검사 이름 → 순위별 결과를 돌려줍니다."""
+    shared = tmp_path_factory.mktemp("two-ranks")
+    names = [*SHAPES, "fsdp2", "template"]
+    for name in names:
+        (shared / name).mkdir()
+    ports = {name: tip5.find_free_port() for name in names}
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(tip5, "ddp_worker", functools.partial(all_two_rank_checks, shared, ports))
+        batch_size, features, dtype, _ = SHAPES["main"]
+        main = tip5.ddp_gradients(2, "cpu", features, batch_size, dtype)
+    loaded = {
+        name: [torch.load(shared / name / file) for file in sorted(os.listdir(shared / name))]
+        for name in names
+        if name != "main"
+    }
+    return loaded | {"main": main}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("shape", SHAPES)
+def test_ddp_gradients_equal_single_process_on_the_whole_batch(two_ranks, shape):
+    batch_size, features, dtype, tolerance = SHAPES[shape]
     reference = tip5.single_process_gradients(features, batch_size, dtype)
-    per_rank = tip5.ddp_gradients(2, "cpu", features, batch_size, dtype)
+    per_rank = two_ranks[shape]
     assert len(per_rank) == 2
     for grads in per_rank:
         assert grads.keys() == reference.keys()
@@ -62,6 +102,7 @@ def test_batch_must_split_evenly():
         tip5.ddp_gradients(world_size=2, batch_size=7)
 
 
+@pytest.mark.slow
 def test_lightning_ddp_fit_runs_as_a_script():
     result = run_script(SCRIPT, "--lightning")
     assert result.returncode == 0, result.stderr[-3000:]
@@ -71,6 +112,7 @@ def test_lightning_ddp_fit_runs_as_a_script():
     assert not (REPO / "lightning_logs").exists()
 
 
+@pytest.mark.slow
 def test_torchrun_launch_matches_single_process():
     result = run_script(
         "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2", SCRIPT, "--device=cpu"
@@ -91,11 +133,14 @@ def run_template(rank, world_size, port, out_dir):
         MASTER_PORT=str(port),
     )
     torch.save(tip5.train_ddp(epochs=2), Path(out_dir) / f"rank{rank}.pt")
+    for name in ("RANK", "LOCAL_RANK", "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_ADDR"):
+        del os.environ[name]  # 같은 프로세스의 다음 검사가 이 변수들을 보지 않게 합니다.
+    del os.environ["MASTER_PORT"]
 
 
-def test_torchrun_training_template_keeps_replicas_in_sync(tmp_path):
-    mp.spawn(run_template, args=(2, tip5.find_free_port(), tmp_path), nprocs=2, join=True)
-    weights = [torch.load(tmp_path / f"rank{rank}.pt") for rank in range(2)]
+@pytest.mark.slow
+def test_torchrun_training_template_keeps_replicas_in_sync(two_ranks):
+    weights = two_ranks["template"]
     start = {name: p.detach() for name, p in tip5.make_model().named_parameters()}
     for name, initial in start.items():
         assert torch.equal(weights[0][name], weights[1][name])
@@ -153,10 +198,10 @@ def fsdp2_worker(rank, world_size, port, out_dir):
         dist.destroy_process_group()
 
 
-def test_fsdp2_shards_parameters_and_matches_plain_gradients(tmp_path):
+@pytest.mark.slow
+def test_fsdp2_shards_parameters_and_matches_plain_gradients(two_ranks):
     # 페이지의 FSDP 설명: 매개변수를 프로세스들에 나눠 두고, 변화도는 한 프로세스의 것과 같습니다.
-    mp.spawn(fsdp2_worker, args=(2, tip5.find_free_port(), tmp_path), nprocs=2, join=True)
-    ranks = [torch.load(tmp_path / f"{rank}.pt") for rank in range(2)]
+    ranks = two_ranks["fsdp2"]
     reference = tip5.single_process_gradients()
     for name, shape in ranks[0]["full"].items():
         # 첫 차원을 나눠 가집니다: 각자 일부만 갖고, 합치면 원래 크기입니다.
@@ -214,7 +259,11 @@ def test_dp_strategy_is_gone_from_the_trainer_since_lightning_2():
     assert "dp" in STRATEGY_REGISTRY.available_strategies()
 
 
-def test_main_runs_on_cpu(capsys):
+@pytest.mark.slow
+def test_main_runs_on_cpu(capsys, monkeypatch, two_ranks):
+    # 프로세스를 한 번 더 띄우지 않게, DDP 부분은 two_ranks가 main()의 기본값으로 진짜
+    # tip5.ddp_gradients를 불러 얻은 결과를 씁니다. 여기서는 main의 출력 흐름을 봅니다.
+    monkeypatch.setattr(tip5, "ddp_gradients", lambda world_size, device_type: two_ranks["main"])
     tip5.main("cpu")
     out = capsys.readouterr().out
     assert "장치: cpu, 프로세스 2개, 통신 백엔드: gloo" in out

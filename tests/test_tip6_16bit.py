@@ -123,9 +123,11 @@ def test_fp16_step_skips_the_update_on_inf_gradients():
 MATMUL_FLAGS = (torch.backends, torch.backends.cuda.matmul, torch.backends.mkldnn.matmul)
 
 
-@pytest.fixture
+@pytest.fixture(autouse=True)
 def restore_matmul_precision():
-    # 옛 API의 값은 새 플래그와 따로 저장되므로 둘 다 돌려 놓습니다(옛 값이 먼저).
+    # 옛 API의 값은 새 플래그와 따로 저장되므로 둘 다 돌려 놓습니다(옛 값이 먼저). 모든 테스트에
+    # 씁니다: TF32 스텝은 옛 API로만 되돌려 새 플래그가 "none" 대신 "ieee"로 남고, pytest-xdist가
+    # 이 파일을 tests/test_beyond_tf32.py보다 먼저 돌리면 그 파일의 기본값 검사가 실패했습니다.
     legacy = torch.get_float32_matmul_precision()
     saved = [flags.fp32_precision for flags in MATMUL_FLAGS]
     yield
