@@ -1,4 +1,4 @@
-"""한국어 튜토리얼 줄(이슈 41 항목 4): 주제가 같은 tutorials.pytorch.kr 문서가 있는 페이지마다 한 줄.
+"""한국어 튜토리얼 줄: 주제가 같은 tutorials.pytorch.kr 문서가 있는 페이지마다 한 줄.
 
 주소는 PyTorchKorea/tutorials-kr 저장소에서 확인한 경로만 씁니다. 오타 난 주소나 한 페이지에 두 번
 들어간 줄은 실패합니다.
