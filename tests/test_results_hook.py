@@ -65,7 +65,8 @@ def project_with(tmp_path, *docs):
     """결과 파일을 docs로 바꾼 프로젝트 복사본입니다. 파일 이름은 장치에서 정합니다."""
     project = copy_project(tmp_path / "project")
     shutil.rmtree(project / "results", ignore_errors=True)
-    (project / "results").mkdir()
+    # 진단기 페이지의 예시 보고서는 측정 결과가 아니라 그대로 둡니다(없으면 빌드가 멈춥니다).
+    shutil.copytree(ROOT / "results" / "doctor", project / "results" / "doctor")
     for doc in docs:
         write_named(project / "results", doc)
     return project
