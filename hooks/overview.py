@@ -101,12 +101,10 @@ def overview(devices: list[Device], verified: list[registry.Page], url: Url, cha
     )
 
 
-def headline_summary(view: analysis.PageView) -> str:
-    """전체 결과 페이지의 대표 결과: 홈의 개요와 같은 묶음(레지스트리의 overview 첫 항목)."""
-    preferred = [item["group"] for item in view.page.overview]
-    groups = sorted(view.groups, key=lambda g: preferred.index(g.key) if g.key in preferred else 99)
-    group = next((g for g in groups if g.headline and g.headline.ratio), None)
-    return f"{group.title}: {ratio_text(group.headline.ratio)}" if group else "재지 않음"
+def measured_groups(view: analysis.PageView) -> str:
+    """전체 결과 페이지의 '잰 것': 묶음의 이름만 씁니다. 배수는 홈의 표와 각 페이지에 있습니다."""
+    titles = [group.title for group in view.groups]
+    return f"묶음 {len(titles)}개: " + ", ".join(titles) if titles else "재지 않음"
 
 
 def all_results(devices: list[Device], url) -> str:
@@ -120,10 +118,11 @@ def all_results(devices: list[Device], url) -> str:
             elif not view.measured:
                 summary, state = "아직 재지 않음", "—"
             else:
-                summary = headline_summary(view)
+                summary = measured_groups(view)
                 state = "코드가 바뀐 뒤 다시 재지 않음" if view.stale else "측정한 코드 그대로"
                 state += f" ({view.section['measured']['date'][:10]})"
-            pages.append({"url": url(page.doc), "heading": page.heading, "summary": summary,
+            pages.append({"url": url(page.doc) + "#results", "heading": page.heading,
+                          "summary": summary,
                           "state": state})  # fmt: skip
         environment = [(label, _value(device.device[key])) for key, label in DEVICE_LABELS.items()]
         views.append({"slug": device.slug, "title": device.column_title,

@@ -49,7 +49,14 @@ def speedup(group: Group, env: dict) -> str:
 
 
 def ceiling(group: Group, env: dict) -> str:
-    return "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. " + CEILING_COLUMN
+    """천장 묶음의 설명. '천장 대비' 열이 있는 표가 없으면 그 열을 말하지 않습니다."""
+    text = "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다."
+    # 표는 메커니즘이 있는 장치에서만 '천장 대비' 열을 그립니다(hooks/group_table.py).
+    shown = group.page.applies_to(env["kind"], env["count"])
+    others = [g for g in group.siblings.values() if g is not group]
+    if shown and any(row.ceiling_percent is not None for g in [group, *others] for row in g.rows):
+        text += " " + CEILING_COLUMN
+    return text
 
 
 def saturation(group: Group, env: dict) -> str:

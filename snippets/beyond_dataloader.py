@@ -14,7 +14,6 @@
 import multiprocessing
 import random
 import sys
-import time
 from multiprocessing.reduction import ForkingPickler
 
 import numpy as np
@@ -76,42 +75,6 @@ def run_epochs(loader, epochs):
 
 
 # --8<-- [end:epochs]
-
-
-# --8<-- [start:prefetch]
-class UnevenWork(Dataset):
-    """샘플마다 실제 CPU 일을 하는 데이터셋. 연속한 샘플 32개 가운데 처음 8개는 일이 네 배입니다.
-
-    큰 이미지가 몰려 있어 디코딩 시간이 고르지 않은 경우를 흉내 냅니다. 배치 크기가 8이면 네
-    배치에 한 번 무거운 배치가 옵니다.
-    """
-
-    def __init__(self, length=256, size=48, light=2, heavy=8, seed=0):
-        g = torch.Generator().manual_seed(seed)
-        self.length, self.light, self.heavy = length, light, heavy
-        self.base = torch.randn(size, size, generator=g)
-        self.weight = torch.randn(size, size, generator=g) / size**0.5
-
-    def __len__(self):
-        return self.length
-
-    def __getitem__(self, index):
-        x = self.base + index
-        for _ in range(self.heavy if index % 32 < 8 else self.light):
-            x = torch.tanh(x @ self.weight)
-        return x
-
-
-def consume(loader, step_seconds):
-    """배치마다 step_seconds 동안 GPU가 학습한다고 치고 기다립니다. 그동안 CPU는 쉽니다."""
-    batches = 0
-    for _batch in loader:
-        time.sleep(step_seconds)
-        batches += 1
-    return batches
-
-
-# --8<-- [end:prefetch]
 
 
 # --8<-- [start:memory]

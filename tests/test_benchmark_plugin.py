@@ -239,9 +239,11 @@ def summary_of(result) -> str:
 
 
 def published_state() -> dict[str, str]:
+    # results/doctor/(진단기 페이지의 예시 보고서)처럼 폴더도 있으므로 파일만 셉니다.
     return {
-        path.name: hashlib.sha256(path.read_bytes()).hexdigest()
-        for path in sorted((ROOT / "results").glob("*"))
+        str(path.relative_to(ROOT)): hashlib.sha256(path.read_bytes()).hexdigest()
+        for path in sorted((ROOT / "results").rglob("*"))
+        if path.is_file()
     }
 
 

@@ -88,18 +88,6 @@ def test_numpy_dataset_equals_python_dataset(rows, row_size):
     )
 
 
-def test_uneven_work_is_deterministic_and_uneven():
-    dataset = dl.UnevenWork(length=40, size=8, light=1, heavy=4)
-    torch.testing.assert_close(dataset[3], dl.UnevenWork(length=40, size=8, light=1, heavy=4)[3])
-    assert [i for i in range(40) if i % 32 < 8] == list(range(8)) + list(range(32, 40))
-    batches = all_batches(dl.make_loader_persistent(dataset, batch_size=8, prefetch_factor=1))
-    assert_same(batches, list(torch.stack([dataset[i] for i in range(40)]).split(8)))
-
-
-def test_consume_counts_batches():
-    assert dl.consume([1, 2, 3], 0.0) == 3
-
-
 @pytest.mark.skipif(sys.platform != "linux", reason="/proc는 리눅스에만 있습니다")
 def test_private_memory_reads_this_process():
     assert dl.private_memory_mib(os.getpid()) > 1

@@ -419,14 +419,28 @@ def test_a_group_without_a_baseline_and_a_recommendation_says_why_there_is_no_ra
     assert conclusions.conclusion(alone, GPU_DEVICE) == NO_PAIR
 
 
-def test_a_ceiling_group_explains_the_ceiling_column():
+def test_a_ceiling_group_explains_the_ceiling_column_only_where_a_table_has_it():
     group = group_of(
         "tip4", "ceiling", entry("device-copy", "ceiling", "device-copy", "ceiling", 0.1)
     )
+    # 천장 대비 열이 있는 표가 없으면(리뷰 m2: 팁 4) 그 열을 말하지 않습니다.
     assert conclusions.conclusion(group, CPU_DEVICE) == (
+        "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다."
+    )
+    pair = group_of(
+        "tip4", "rand",
+        entry("create-then-copy", "rand", "create-then-copy", "baseline", 0.2),
+        entry("create-on-device", "rand", "create-on-device", "recommended", 0.1,
+              ratio=ratio(2.0, 1.9, 2.1)),
+    )  # fmt: skip
+    pair.rows[1].ceiling_percent = 40.0
+    group.siblings = {"ceiling": group, "rand": pair}
+    assert conclusions.conclusion(group, GPU_DEVICE) == (
         "천장은 같은 실행에서 잰(또는 계산한) 도달 가능한 최대 속도입니다. "
         "위 표의 ‘천장 대비’ 열이 이것과 비교한 값입니다."
     )
+    # 팁 4는 CPU에서 "해당 없음"이라 표가 그 열을 그리지 않습니다.
+    assert "천장 대비" not in conclusions.conclusion(group, CPU_DEVICE)
 
 
 SATURATED = (

@@ -59,6 +59,7 @@ def test_the_dense_check_can_fail():
         ("NVIDIA A100-SXM4-80GB", 400.0, "A100 SXM4 (40/80GB)"),
         ("NVIDIA A100-PCIE-40GB", 250.0, "A100 PCIe (40/80GB)"),
         ("NVIDIA L4", 72.0, "L4"),
+        ("NVIDIA A10", 150.0, "A10"),
         ("NVIDIA GeForce RTX 4090", 450.0, "GeForce RTX 4090"),
         ("NVIDIA H100 80GB HBM3", 700.0, "H100 SXM5"),
         ("NVIDIA H100 PCIe", 350.0, "H100 PCIe"),
@@ -71,6 +72,13 @@ def test_the_dense_check_can_fail():
 )
 def test_a_device_name_and_power_limit_pick_exactly_one_entry(device_name, power_w, label):
     assert peaks.match(device_name, power_w).label == label
+
+
+def test_a10g_and_unknown_gpus_get_no_peak():
+    # A10G(AWS)는 NVIDIA 데이터시트가 없어 표에 없습니다. A10 항목이 A10G나 A100에 맞으면 안 됩니다.
+    assert peaks.match("NVIDIA A10G", 300.0) is None
+    assert peaks.match("NVIDIA L40S", 350.0) is None
+    assert peaks.match("NVIDIA A100-SXM4-80GB", 400.0).label == "A100 SXM4 (40/80GB)"
 
 
 def test_h200_sxm_and_nvl_differ_only_by_power_and_in_their_peak():

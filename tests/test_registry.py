@@ -314,6 +314,8 @@ def demo_site(tmp_path_factory):
     ]  # fmt: skip
     demo = section("demo", project, rows, modules=DEMO_MODULES)
     shutil.rmtree(project / "results", ignore_errors=True)
+    # 진단기 페이지의 예시 보고서는 측정 결과가 아니라 그대로 둡니다(없으면 빌드가 멈춥니다).
+    shutil.copytree(ROOT / "results" / "doctor", project / "results" / "doctor")
     write_named(project / "results", document(GPU_DEVICE, {"demo": demo}))
     site = tmp_path / "site"
     # 멈춘 빌드는 pytest-timeout의 상한(pyproject.toml)에서 실패하고, subprocess.run이 빌드를
