@@ -34,6 +34,19 @@ def _value(value) -> str:
     return "—" if value is None else str(value)
 
 
+def _overhead_cell(group: analysis.Group) -> tuple[str, tuple | None]:
+    """도구를 켠 비용 묶음의 칸: 가장 느린 것, 모두 ±5% 안이면 차이 없음."""
+    others = [row for row in group.rows if row.role != "baseline" and row.ratio]
+    if others and all(row.verdict == "same" for row in others):
+        return "차이 없음 (모두 ±5% 안)", (1.0, 1.0, 1.0, "same", "차이 없음")
+    worst = group.costliest or min(others, key=lambda row: row.ratio.median, default=None)
+    if worst is None:
+        return "아직 재지 않음", None
+    label = "가장 비싼 것" if worst.verdict == "slower" else "가장 느린 것"
+    text = f"{label}: {plain(worst.label)} {ratio_text(worst.ratio)}"
+    return text, (worst.ratio.median, worst.ratio.low, worst.ratio.high, worst.verdict, text)
+
+
 def _overview_cell(
     device: Device, page: registry.Page, item: dict
 ) -> tuple[str, str, tuple | None]:
@@ -49,16 +62,7 @@ def _overview_cell(
         notes.append(f"기준: {plain(group.baseline.label)}")
     note = " · ".join(notes)
     if group.spec.conclusion == "overhead":
-        worst = group.costliest
-        others = [row for row in group.rows if row.role != "baseline" and row.ratio]
-        if worst is None and others and all(row.verdict == "same" for row in others):
-            return "차이 없음 (모두 ±5% 안)", note, (1.0, 1.0, 1.0, "same", "차이 없음")
-        if worst is None:
-            worst = min(others, key=lambda row: row.ratio.median, default=None)
-        if worst is None:
-            return "아직 재지 않음", note, None
-        text = f"가장 비싼 것: {plain(worst.label)} {ratio_text(worst.ratio)}"
-        bar = (worst.ratio.median, worst.ratio.low, worst.ratio.high, worst.verdict, text)
+        text, bar = _overhead_cell(group)
         return text, note, bar
     row = group.headline
     if not (row and row.ratio):
