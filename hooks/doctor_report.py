@@ -1,7 +1,8 @@
 """진단기(torchdoctor)를 페이지에: 보고서 예와 규칙 상자.
 
 - `<!-- doctor-report: results/doctor/<이름>.json -->`: 진단기가 실제로 돌며 쓴 JSON을 검사하고
-  자동 이스케이프하는 템플릿으로 그립니다. 잘못된 데이터면 파일 이름을 짚은 한국어 오류로 빌드를 멈춥니다.
+  자동 이스케이프하는 템플릿으로 그립니다. 잘못된 데이터면 파일 이름을 짚은 한국어 오류로
+빌드를 멈춥니다.
 - 규칙이 가리키는 페이지(앞머리의 `page: <id>`)마다: 진단기가 그 페이지의 문제를 찾으면 무엇을
   알리는지, torchdoctor/catalog.py의 규칙 표에서 만든 상자. `<!-- doctor -->` 자리에, 없으면 끝에.
 torch를 가져오지 않습니다(torchdoctor.catalog, torchdoctor.words는 torch 없이 돕니다).
@@ -93,8 +94,9 @@ def validate(data) -> dict:
 def measured_text(measured: dict | None) -> str:
     if not measured:
         return "재지 않음"
-    interval = Interval(measured["ratio"], measured["low"], measured["high"],
-                        measured.get("confidence", 0.95))
+    interval = Interval(
+        measured["ratio"], measured["low"], measured["high"], measured.get("confidence", 0.95)
+    )
     what = measured.get("what")
     return f"{what}: {ratio_text(interval)}" if isinstance(what, str) else ratio_text(interval)
 
@@ -118,27 +120,37 @@ def report_html(relative: str, url) -> str:
     for item in data["findings"]:
         where = "작업 전체" if item.get("file") is None else f"{item['file']}:{item['line']}"
         share = item.get("share")
-        findings.append({
-            "page_title": titles.get(item["page"], item["page"]),
-            "url": url(docs[item["page"]]),
-            "where": where,
-            "share": "—" if share is None else f"{share:.0%}",
-            "measured": measured_text(item.get("measured")),
-            "message": item["message"],
-        })
+        findings.append(
+            {
+                "page_title": titles.get(item["page"], item["page"]),
+                "url": url(docs[item["page"]]),
+                "where": where,
+                "share": "—" if share is None else f"{share:.0%}",
+                "measured": measured_text(item.get("measured")),
+                "message": item["message"],
+            }
+        )
     steps = dict(data["steps"])
     if steps.get("median_step_s"):
         steps["median_step_s"] = format_seconds(steps["median_step_s"])
     device = (data.get("gpu") or {}).get("name") or str(data.get("device", "?")).upper()
-    return render("doctor_report.html", source=relative, device=device, torch=data.get("torch"),
-                  steps=steps, findings=findings, fine=data.get("fine") or [],
-                  not_checked=data.get("not_checked") or [])
+    return render(
+        "doctor_report.html",
+        source=relative,
+        device=device,
+        torch=data.get("torch"),
+        steps=steps,
+        findings=findings,
+        fine=data.get("fine") or [],
+        not_checked=data.get("not_checked") or [],
+    )
 
 
 def box_html(page_id: str, url) -> str:
     rules = catalog.rules_for_page(page_id)
-    return render("doctor_box.html", rules=rules, doctor_url=url(DOCTOR_DOC),
-                  not_run=catalog.NOT_RUN_ON_GPU)
+    return render(
+        "doctor_box.html", rules=rules, doctor_url=url(DOCTOR_DOC), not_run=catalog.NOT_RUN_ON_GPU
+    )
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:

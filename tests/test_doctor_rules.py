@@ -33,7 +33,9 @@ def run_job(job: str, **options):
         with contextlib.redirect_stdout(printed):
             outcome = runner.run_script(str(JOBS / f"{job}.py"), [], watcher)
     finally:
-        torch.autograd.set_detect_anomaly(False)  # anomaly.py가 켠 전역 상태를 다음 작업에 넘기지 않습니다
+        torch.autograd.set_detect_anomaly(
+            False
+        )  # anomaly.py가 켠 전역 상태를 다음 작업에 넘기지 않습니다
     assert outcome.status == "finished", outcome
     return watcher.report(), printed.getvalue()
 
@@ -127,6 +129,9 @@ def test_the_slow_loader_is_found_and_its_fix_measured_faster_on_this_machine():
     measured = item["measured"]
     assert set(measured) >= {"ratio", "low", "high"}
     assert measured["low"] > 1.0, measured  # 이슈가 바라는 판정: 워커를 늘린 로더가 빠름
+    # 워커를 띄우는 한 번의 비용은 정상 상태의 비율과 따로, 되찾는 배치 수와 함께 알립니다.
+    assert measured["start_s"] > 0 and measured["payback_batches"] >= 1, measured
+    assert "persistent_workers=True" in measured["code"] and "pin_memory" not in measured["code"]
 
 
 def test_the_loader_measurement_keeps_the_random_state(monkeypatch):
@@ -136,7 +141,9 @@ def test_the_loader_measurement_keeps_the_random_state(monkeypatch):
     loader = torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=True)
     recipe = doctor.recipe_of(loader)
     info = {"num_workers": 0, "window_s": 0.01, "window_batches": 10}
-    monkeypatch.setattr(fixes, "candidate_workers", lambda current: 0)  # 워커를 띄우지 않는 빠른 시험
+    monkeypatch.setattr(
+        fixes, "candidate_workers", lambda current: 0
+    )  # 워커를 띄우지 않는 빠른 시험
     torch.manual_seed(3)
     expected = torch.rand(3)
     torch.manual_seed(3)
@@ -154,13 +161,29 @@ BASE = {
     "step_s": [0.01] * 10,
     "data_s": [0.0] * 10,
     "optimizer_s": [],
-    "loader": {"num_workers": 4, "pin_memory": True, "persistent_workers": True,
-               "prefetch_factor": 2, "dataset": "D", "file": "t.py", "line": 3},
-    "syncs": [], "moves": [], "attention": [], "data_parallel": [], "eval_autograd": [],
+    "loader": {
+        "num_workers": 4,
+        "pin_memory": True,
+        "persistent_workers": True,
+        "prefetch_factor": 2,
+        "dataset": "D",
+        "file": "t.py",
+        "line": 3,
+    },
+    "syncs": [],
+    "moves": [],
+    "attention": [],
+    "data_parallel": [],
+    "eval_autograd": [],
     "optimizers": [],
-    "ops": {"ops": 50, "op_s": 0.009, "median_op_s": 1e-4,
-            "matmul_s": {"fp32": 0.001, "low": 0.0, "other": 0.0}, "matmul_sites": [],
-            "conv": {"count": 0, "nchw": 0, "shapes": 0}},
+    "ops": {
+        "ops": 50,
+        "op_s": 0.009,
+        "median_op_s": 1e-4,
+        "matmul_s": {"fp32": 0.001, "low": 0.0, "other": 0.0},
+        "matmul_sites": [],
+        "conv": {"count": 0, "nchw": 0, "shapes": 0},
+    },
     "op_step_s": 0.01,
     "flags": {"tf32_matmul": True, "cudnn_benchmark": True},
     "debug": {},
@@ -181,10 +204,15 @@ def evidence(**changes) -> dict:
 CUDA_CASES = [
     # (규칙, 문제가 있는 증거)
     ("unpinned-batches", {"loader__pin_memory": False, "data_s": [0.005] * 10}),
-    ("tf32-off", {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}),
+    (
+        "tf32-off",
+        {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}},
+    ),
     ("launch-bound", {"ops__ops": 900, "ops__median_op_s": 5e-6, "ops__op_s": 0.002}),
-    ("cudnn-benchmark", {"flags__cudnn_benchmark": False,
-                         "ops__conv": {"count": 10, "nchw": 0, "shapes": 1}}),
+    (
+        "cudnn-benchmark",
+        {"flags__cudnn_benchmark": False, "ops__conv": {"count": 10, "nchw": 0, "shapes": 1}},
+    ),
     ("channels-last", {"ops__conv": {"count": 10, "nchw": 10, "shapes": 1}}),
 ]
 
@@ -208,8 +236,11 @@ def test_cuda_rules_are_skipped_not_fine_on_a_cpu():
 
 
 def test_tf32_rule_stays_quiet_on_a_gpu_without_tf32():
-    changes = {"flags__tf32_matmul": False, "gpu__capability": [7, 0],
-               "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}
+    changes = {
+        "flags__tf32_matmul": False,
+        "gpu__capability": [7, 0],
+        "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0},
+    }
     assert not rules.evaluate(evidence(**changes))["tf32-off"].findings
 
 
@@ -271,7 +302,16 @@ def test_the_json_report_has_the_fields_the_issue_names(tmp_path, clean):
 
 
 def test_optimizers_made_at_the_same_line_are_reported_once():
-    opt = {"class": "SGD", "module": "torch.optim.sgd", "fused": None, "foreach": None,
-           "has_fused": True, "devices": ["cpu"], "params": 2, "file": "t.py", "line": 5}
+    opt = {
+        "class": "SGD",
+        "module": "torch.optim.sgd",
+        "fused": None,
+        "foreach": None,
+        "has_fused": True,
+        "devices": ["cpu"],
+        "params": 2,
+        "file": "t.py",
+        "line": 5,
+    }
     ev = evidence(device="cpu", gpu=None, optimizers=[opt, dict(opt), dict(opt, line=9)])
     assert [i["line"] for i in rules.evaluate(ev)["fused-optimizer"].findings] == [5, 9]

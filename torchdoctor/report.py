@@ -54,10 +54,19 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
             item = dict(item, file=where.short(item["file"]))
             findings.append(item)
         if not check.findings and check.fine:
-            fine.append({"rule": rule.key, "page": rule.page, "title": rule.title, "note": check.fine})
+            fine.append(
+                {"rule": rule.key, "page": rule.page, "title": rule.title, "note": check.fine}
+            )
         if check.skipped:
-            skipped.append({"rule": rule.key, "page": rule.page, "title": rule.title,
-                            "why": check.skipped, "cuda_only": rule.cuda_only})
+            skipped.append(
+                {
+                    "rule": rule.key,
+                    "page": rule.page,
+                    "title": rule.title,
+                    "why": check.skipped,
+                    "cuda_only": rule.cuda_only,
+                }
+            )
     step_s = ev.get("step_s") or []
     return {
         "tool": "torchdoctor",
@@ -75,7 +84,9 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
             "window": len(step_s),
             "window_wanted": ev.get("window_steps"),
             "median_step_s": statistics.median(step_s) if step_s else None,
-            "data_share": round(sum(ev["data_s"]) / sum(step_s), 4) if step_s and sum(step_s) else None,
+            "data_share": round(sum(ev["data_s"]) / sum(step_s), 4)
+            if step_s and sum(step_s)
+            else None,
         },
         "findings": rank(findings),
         "fine": fine,
@@ -119,7 +130,8 @@ def text(report: dict) -> str:
         )
     lines.append(OUTCOMES.get(report.get("outcome"), ""))
     summary = (
-        f"스텝: 본 것 {steps['seen']}개, 건너뛴 워밍업 {steps['skipped']}개, 탐침 {steps['probe']}개,"
+        f"스텝: 본 것 {steps['seen']}개, 건너뛴 워밍업 {steps['skipped']}개,"
+        f" 탐침 {steps['probe']}개,"
         f" 시간 창 {steps['window']}/{steps['window_wanted']}개"
     )
     if steps.get("median_step_s"):
@@ -131,7 +143,9 @@ def text(report: dict) -> str:
         lines.append(f"알림: {note}")
     findings = report["findings"]
     lines.append("")
-    lines.append(f"찾은 것 {len(findings)}개" + (" (잰 이득, 그다음 몫이 큰 순서)" if findings else ""))
+    lines.append(
+        f"찾은 것 {len(findings)}개" + (" (잰 이득, 그다음 몫이 큰 순서)" if findings else "")
+    )
     for number, item in enumerate(findings, 1):
         lines.append(f"{number}. [{item['page']}] {item['title']} — {location(item)}")
         lines.append(f"   {item['message']}")
@@ -140,7 +154,9 @@ def text(report: dict) -> str:
             details.append(f"스텝에서 이길 수 있는 몫 최대 {item['share']:.0%}")
         measured = item.get("measured")
         if measured:
-            details.append(f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}")
+            details.append(
+                f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}"
+            )
         elif item.get("fix_note"):
             details.append(f"고친 것을 재지 않은 이유: {item['fix_note']}")
         if item.get("unverified"):
