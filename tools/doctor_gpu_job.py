@@ -1,6 +1,5 @@
 """GPU 점검용 작은 작업: 합성곱(cudnn.benchmark, channels_last), fp32 행렬 곱(TF32),
-스텝마다 `.item()`,
-짧은 커널이 많은 작은 MLP. tools/gpu_check.sh가 torchdoctor로 돌립니다."""
+스텝마다 `.item()`, 짧은 커널이 많은 작은 MLP. tools/gpu_check.sh가 torchdoctor로 돌립니다."""
 
 import torch
 
