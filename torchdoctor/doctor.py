@@ -134,6 +134,12 @@ class Doctor:
 
     # ----- 켜고 끄기 -----
     def start(self) -> Doctor:
+        self._install()
+        self._enter_phase(self._phase_of(1))
+        return self
+
+    def _install(self) -> None:
+        """옵티마이저 스텝 훅을 걸고 라이브러리(DataLoader 등)를 감쌉니다."""
         self.started_at = time.monotonic()
         optim = optimizer_module
         self.step_handles = [
@@ -141,7 +147,16 @@ class Doctor:
             optim.register_optimizer_step_post_hook(self._guarded(self._after_step)),
         ]
         self._patch_library()
-        self._enter_phase(self._phase_of(1))
+
+    def start_timed(self) -> Doctor:
+        """탐침 단계 없이 곧바로 시간 창에서 시작합니다.
+
+        시간 창의 비용을 재는 벤치마크(snippets/doctor_overhead.py)가 씁니다: 창 안에서 도는 것은
+        스텝 경계의 훅과 배치를 기다린 시간뿐입니다."""
+        self.skip_steps = 0
+        self.step = self.probe_steps + 1  # 탐침 단계(calls, ops)를 지난 것으로 둡니다
+        self._install()
+        self._enter_phase("timed")
         return self
 
     def stop(self) -> None:
