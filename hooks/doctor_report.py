@@ -32,7 +32,7 @@ from torchdoctor.words import format_seconds, ratio_text
 ROOT = Path(__file__).resolve().parents[1]
 REPORT_MARKER = re.compile(r"^<!--\s*doctor-report:\s*(?P<path>[\w./-]+\.json)\s*-->[ \t]*$", re.M)
 BOX_MARKER = re.compile(r"^<!--\s*doctor\s*-->[ \t]*$", re.M)
-DOCTOR_DOC = "doctor.md"
+DOCTOR_DOC = "doctor/01-diagnose.md"
 
 
 class BadReport(ValueError):

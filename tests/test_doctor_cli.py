@@ -177,6 +177,7 @@ def test_the_wheel_holds_only_torchdoctor_and_needs_only_torch(tmp_path):
     ]
     assert requires == ["Requires-Dist: torch>=2.4"]
     assert {"torchdoctor/cli.py", "torchdoctor/__main__.py", "torchdoctor/rules.py"} <= set(code)
+    assert "torchdoctor/pages.json" in code  # 보고서가 페이지의 제목과 주소를 읽는 표
 
 
 def test_the_torch_free_modules_import_without_torch():

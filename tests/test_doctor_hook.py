@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from mkdocs.exceptions import PluginError
 
+from guide import registry
 from hooks import doctor_report
 from torchdoctor import catalog
 
@@ -26,7 +27,7 @@ class Files:
         return SimpleNamespace(url=doc.replace(".md", ".html"))
 
 
-def page(meta: dict | None = None, src="doctor.md"):
+def page(meta: dict | None = None, src="doctor/01-diagnose.md"):
     return SimpleNamespace(
         meta=meta or {}, file=SimpleNamespace(src_uri=src, url=src.replace(".md", ".html"))
     )
@@ -108,10 +109,11 @@ def test_the_hook_imports_no_torch():
     assert result.returncode == 0, result.stderr
 
 
-def test_the_doctor_page_is_in_the_nav_after_the_checklist_and_uses_the_hook():
+def test_the_doctor_page_is_a_registry_page_and_uses_the_hook():
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    assert "  - 먼저 할 일: checklist.md\n  - 내 학습 진단하기: doctor.md\n" in text
+    assert "doctor.md" not in text  # 메뉴는 레지스트리에서 옵니다(hooks/pages.py)
     assert "hooks/doctor_report.py" in text
-    assert f"<!-- doctor-report: {EXAMPLE} -->" in (ROOT / "docs" / "doctor.md").read_text(
-        encoding="utf-8"
-    )
+    assert registry.by_id("doctor").doc == doctor_report.DOCTOR_DOC
+    assert f"<!-- doctor-report: {EXAMPLE} -->" in (
+        ROOT / "docs" / doctor_report.DOCTOR_DOC
+    ).read_text(encoding="utf-8")

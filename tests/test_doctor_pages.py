@@ -12,15 +12,17 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def test_every_rule_points_to_a_page_in_the_table():
-    assert {rule.page for rule in catalog.RULES} <= set(pages.PAGES)
+    assert {rule.page for rule in catalog.RULES} <= set(pages.table())
 
 
 def test_the_table_matches_the_registry_id_title_and_doc_path():
     by_id = {page.id: page for page in registry.load()}
-    for page_id, (title, path) in pages.PAGES.items():
+    for page_id, (title, path) in pages.table().items():
         assert page_id in by_id, page_id
         assert title == by_id[page_id].heading, page_id
         assert path == pages.url_path(by_id[page_id].doc), page_id
+    wanted = {rule.page for rule in catalog.RULES}
+    assert set(pages.table()) == wanted  # 규칙이 가리키지 않는 페이지는 담지 않습니다
 
 
 def test_the_site_address_is_the_one_mkdocs_builds():

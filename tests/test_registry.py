@@ -315,6 +315,8 @@ def demo_site(tmp_path_factory):
     ]  # fmt: skip
     demo = section("demo", project, rows, modules=DEMO_MODULES)
     shutil.rmtree(project / "results", ignore_errors=True)
+    # 진단 페이지의 예시 보고서는 측정 결과가 아니라 진단기가 쓴 JSON입니다: 그대로 둡니다.
+    shutil.copytree(ROOT / "results" / "doctor", project / "results" / "doctor")
     write_named(project / "results", document(GPU_DEVICE, {"demo": demo}))
     site = tmp_path / "site"
     with deadline(480):  # 바쁜 2코어에서 1분쯤: 멈춘 빌드는 기다리지 않고 실패합니다
