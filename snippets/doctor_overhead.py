@@ -38,7 +38,7 @@ def make_setup(device, layers=4, width=256, batch=64, steps=20, seed=0):
 # --8<-- [end:setup]
 
 
-# --8<-- [start:plain]
+# --8<-- [start:slow]
 def train_steps(model, optimizer, loader):
     """평범한 학습 스텝들입니다(기준). 손실은 장치에 모아 끝에 돌려줍니다."""
     device = next(model.parameters()).device
@@ -53,10 +53,10 @@ def train_steps(model, optimizer, loader):
     return torch.stack(losses)
 
 
-# --8<-- [end:plain]
+# --8<-- [end:slow]
 
 
-# --8<-- [start:window]
+# --8<-- [start:fast]
 def open_timed_window():
     """torchdoctor를 켜고 탐침 단계 없이 바로 시간 창에 둡니다(스텝 경계와 배치 기다림만 잽니다)."""
     from torchdoctor.doctor import Doctor
@@ -73,7 +73,7 @@ def train_steps_in_timed_window(model, optimizer, loader):
         doctor.stop()
 
 
-# --8<-- [end:window]
+# --8<-- [end:fast]
 
 
 def main(device):
