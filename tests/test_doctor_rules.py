@@ -315,3 +315,59 @@ def test_optimizers_made_at_the_same_line_are_reported_once():
     }
     ev = evidence(device="cpu", gpu=None, optimizers=[opt, dict(opt), dict(opt, line=9)])
     assert [i["line"] for i in rules.evaluate(ev)["fused-optimizer"].findings] == [5, 9]
+
+
+# ----- CUDA 규칙의 문턱: 변이 시험이 남긴 곳(하나만 바꾼 증거로 양쪽을 봅니다) -----
+TF32_PROBLEM = {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}
+
+
+def tf32(**changes):
+    return rules.evaluate(evidence(**(TF32_PROBLEM | changes)))["tf32-off"]
+
+
+def test_tf32_rule_is_quiet_when_tf32_is_on_even_if_fp32_matmul_dominates():
+    check = tf32(flags__tf32_matmul=True)
+    assert not check.findings and check.fine == "TF32가 켜져 있습니다"
+
+
+def test_tf32_rule_starts_at_compute_capability_8_and_at_a_30_percent_share():
+    assert tf32(gpu__capability=[8, 0]).findings  # A100은 TF32가 있습니다
+    assert tf32(gpu__capability=None).fine == "이 GPU에는 TF32가 없습니다"
+    at_bound = {"fp32": 0.3 * 0.009, "low": 0, "other": 0}
+    assert tf32(ops__matmul_s=at_bound).findings  # 문턱(30%)부터 알립니다
+    below = {"fp32": 0.29 * 0.009, "low": 0, "other": 0}
+    assert tf32(ops__matmul_s=below).fine == "fp32 행렬 곱이 GPU 시간의 29%"
+
+
+def test_tf32_rule_names_the_line_of_the_longest_fp32_matmul():
+    site = [{"file": "train.py", "line": 12, "seconds": 0.005}]
+    (item,) = tf32(ops__matmul_sites=site).findings
+    assert (item["file"], item["line"]) == ("train.py", 12)
+    assert 0 < item["share"] <= 1
+
+
+def test_cuda_op_rules_are_skipped_without_an_op_probe_step():
+    for key in ("tf32-off", "launch-bound", "cudnn-benchmark", "channels-last"):
+        assert (
+            rules.evaluate(evidence(ops=None))[key].skipped == "연산 탐침 스텝에 이르지 못했습니다"
+        )
+    assert tf32(ops__op_s=0).skipped == "연산 탐침 스텝에 이르지 못했습니다"
+    on_cpu = rules.evaluate(evidence(device="cpu", gpu=None))
+    assert on_cpu["tf32-off"].skipped == on_cpu["launch-bound"].skipped == "CUDA에서만 봅니다"
+
+
+LAUNCH_PROBLEM = {"ops__ops": 900, "ops__median_op_s": 5e-6, "ops__op_s": 0.002}
+
+
+def launch(**changes):
+    return rules.evaluate(evidence(**(LAUNCH_PROBLEM | changes)))["launch-bound"]
+
+
+def test_launch_bound_needs_many_short_ops_and_an_idle_gpu_each_at_its_bound():
+    assert launch(ops__ops=201).findings and not launch(ops__ops=200).findings
+    assert launch(ops__median_op_s=19e-6).findings and not launch(ops__median_op_s=20e-6).findings
+    assert launch(ops__op_s=0.0049).findings and not launch(ops__op_s=0.005).findings
+    (item,) = launch().findings
+    assert item["share"] == pytest.approx(0.8)  # GPU가 쉰 몫(1 − 0.002/0.01)
+    assert "900개" in item["message"] and "5 µs" in item["message"] and "20%" in item["message"]
+    assert launch(ops__ops=200).fine == "연산 200개, GPU가 일한 몫 20%"
