@@ -77,8 +77,14 @@ def train_steps_in_timed_window(model, optimizer, loader):
 
 
 def main(device):
+    import importlib.util
+
     from torch.utils.benchmark import Timer
 
+    if importlib.util.find_spec("torchdoctor") is None:
+        # 내려받은 노트북처럼 저장소 밖에서 돌면 torchdoctor가 없습니다: 그렇다고 말하고 끝냅니다.
+        print("torchdoctor가 설치되어 있지 않습니다. 저장소 폴더에서 `pip install .`로 설치하세요.")
+        return
     # 어느 쪽을 먼저 재든 같게: 두 설정을 같은 시드로 만듭니다.
     plain = make_setup(device)
     windowed = make_setup(device)
