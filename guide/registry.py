@@ -19,6 +19,7 @@ SECTIONS = {
     "tips": "7가지 팁",
     "capstone": "전부 합치면",
     "beyond": "더 나아가기",
+    "doctor": "진단",
 }
 REQUIRES = ("any", "cuda", "multi-gpu")
 CONCLUSIONS = (

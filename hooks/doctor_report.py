@@ -1,7 +1,8 @@
 """진단기(torchdoctor)를 페이지에: 보고서 예와 규칙 상자.
 
 - `<!-- doctor-report: results/doctor/<이름>.json -->`: 진단기가 실제로 돌며 쓴 JSON을 검사하고
-  자동 이스케이프하는 템플릿으로 그립니다. 잘못된 데이터면 파일 이름을 짚은 한국어 오류로 빌드를 멈춥니다.
+  자동 이스케이프하는 템플릿으로 그립니다. 잘못된 데이터면 파일 이름을 짚은 한국어 오류로
+빌드를 멈춥니다.
 - 규칙이 가리키는 페이지(앞머리의 `page: <id>`)마다: 진단기가 그 페이지의 문제를 찾으면 무엇을
   알리는지, torchdoctor/catalog.py의 규칙 표에서 만든 상자. `<!-- doctor -->` 자리에, 없으면 끝에.
 torch를 가져오지 않습니다(torchdoctor.catalog, torchdoctor.words는 torch 없이 돕니다).
@@ -31,7 +32,7 @@ from torchdoctor.words import format_seconds, ratio_text
 ROOT = Path(__file__).resolve().parents[1]
 REPORT_MARKER = re.compile(r"^<!--\s*doctor-report:\s*(?P<path>[\w./-]+\.json)\s*-->[ \t]*$", re.M)
 BOX_MARKER = re.compile(r"^<!--\s*doctor\s*-->[ \t]*$", re.M)
-DOCTOR_DOC = "doctor.md"
+DOCTOR_DOC = "doctor/01-diagnose.md"
 
 
 class BadReport(ValueError):

@@ -32,7 +32,8 @@ PAGES_MARKER = re.compile(r"^<!--\s*pages:\s*(?P<section>\w+)\s*-->[ \t]*$", re.
 def registry_nav(docs_dir: Path) -> list[dict]:
     """레지스트리의 구역마다 메뉴 항목: [{"7가지 팁": [{"팁 1: …": "tips/01-….md"}, …]}, …].
 
-    구역에 docs/<구역>/index.md가 있으면 구역의 첫 페이지(소개)로 넣습니다.
+    구역에 docs/<구역>/index.md가 있으면 구역의 첫 페이지(소개)로 넣습니다. 소개 없이 페이지가
+    하나뿐인 구역(전부 합치면, 진단)은 구역 없이 그 페이지로 바로 가는 항목입니다.
     """
     nav = []
     for section, title in registry.SECTIONS.items():
@@ -40,7 +41,7 @@ def registry_nav(docs_dir: Path) -> list[dict]:
         if not pages:
             continue
         items = [{page.heading: page.doc} for page in pages]
-        if section == "capstone" and len(items) == 1:
+        if len(items) == 1 and not (docs_dir / f"{section}/index.md").is_file():
             nav.append(items[0])
             continue
         index = f"{section}/index.md"

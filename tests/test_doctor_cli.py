@@ -30,14 +30,24 @@ def environment(**extra) -> dict:
 
 def doctor(*args, env=None, timeout=120) -> subprocess.CompletedProcess:
     return subprocess.run(
-        [sys.executable, "-m", "torchdoctor", *args], cwd=ROOT, capture_output=True, text=True,
-        env=env or environment(), timeout=timeout,
+        [sys.executable, "-m", "torchdoctor", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=env or environment(),
+        timeout=timeout,
     )
 
 
 def plain(script: str, *args) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(JOBS / script), *args], cwd=ROOT,
-                          capture_output=True, text=True, env=environment(), timeout=120)
+    return subprocess.run(
+        [sys.executable, str(JOBS / script), *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=120,
+    )
 
 
 def test_the_jobs_stdout_is_byte_identical_and_the_report_goes_to_stderr(tmp_path):
@@ -92,8 +102,12 @@ def test_a_job_that_never_reaches_the_window_says_how_many_steps_it_needs():
 
 def test_ctrl_c_reports_what_was_measured_so_far():
     process = subprocess.Popen(
-        [sys.executable, "-m", "torchdoctor", *FAST, str(JOBS / "endless.py")], cwd=ROOT,
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=environment(),
+        [sys.executable, "-m", "torchdoctor", *FAST, str(JOBS / "endless.py")],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=environment(),
     )
     try:
         assert process.stdout.readline().strip() == "ready"
@@ -115,8 +129,14 @@ def test_under_torchrun_the_report_says_which_rank_it_saw(tmp_path):
 
 
 def test_the_gpu_check_says_there_is_no_gpu_and_fails_without_a_traceback():
-    result = subprocess.run(["bash", "tools/gpu_check.sh"], cwd=ROOT, capture_output=True,
-                            text=True, env=environment(PYTHON=sys.executable), timeout=120)
+    result = subprocess.run(
+        ["bash", "tools/gpu_check.sh"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=environment(PYTHON=sys.executable),
+        timeout=120,
+    )
     assert result.returncode != 0
     assert "CUDA GPU를 찾지 못했습니다" in result.stderr and "Traceback" not in result.stderr
 
@@ -124,12 +144,25 @@ def test_the_gpu_check_says_there_is_no_gpu_and_fails_without_a_traceback():
 def test_the_wheel_holds_only_torchdoctor_and_needs_only_torch(tmp_path):
     # 저장소에 build/를 남기지 않도록 꾸러미를 이루는 파일만 임시 폴더로 옮겨 빌드합니다
     source = tmp_path / "source"
-    shutil.copytree(ROOT / "torchdoctor", source / "torchdoctor",
-                    ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(
+        ROOT / "torchdoctor", source / "torchdoctor", ignore=shutil.ignore_patterns("__pycache__")
+    )
     shutil.copy(ROOT / "pyproject.toml", source)
     result = subprocess.run(
-        [sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", str(source),
-         "-w", str(tmp_path)], capture_output=True, text=True, timeout=300,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-build-isolation",
+            str(source),
+            "-w",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert result.returncode == 0, result.stderr
     (wheel,) = tmp_path.glob("torchdoctor-*.whl")
@@ -137,10 +170,14 @@ def test_the_wheel_holds_only_torchdoctor_and_needs_only_torch(tmp_path):
     code = [n for n in names if ".dist-info/" not in n]
     assert code and all(n.startswith("torchdoctor/") for n in code), code
     metadata = next(n for n in names if n.endswith(".dist-info/METADATA"))
-    requires = [line for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
-                if line.startswith("Requires-Dist:")]
+    requires = [
+        line
+        for line in zipfile.ZipFile(wheel).read(metadata).decode().splitlines()
+        if line.startswith("Requires-Dist:")
+    ]
     assert requires == ["Requires-Dist: torch>=2.4"]
     assert {"torchdoctor/cli.py", "torchdoctor/__main__.py", "torchdoctor/rules.py"} <= set(code)
+    assert "torchdoctor/pages.json" in code  # 보고서가 페이지의 제목과 주소를 읽는 표
 
 
 def test_the_torch_free_modules_import_without_torch():
@@ -149,6 +186,12 @@ def test_the_torch_free_modules_import_without_torch():
         "import sys, torchdoctor, torchdoctor.catalog, torchdoctor.report, torchdoctor.rules,"
         " torchdoctor.words, torchdoctor.stats; assert 'torch' not in sys.modules, 'torch'"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                            text=True, env=environment(), timeout=60)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        env=environment(),
+        timeout=60,
+    )
     assert result.returncode == 0, result.stderr

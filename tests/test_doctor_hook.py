@@ -1,4 +1,5 @@
-"""hooks/doctor_report.py: 진단기가 쓴 JSON을 검사해 그리고, 규칙이 가리키는 페이지마다 상자를 넣습니다.
+"""hooks/doctor_report.py: 진단기가 쓴 JSON을 검사해 그리고, 규칙이 가리키는 페이지마다 상자를
+넣습니다.
 잘못된 데이터는 파일 이름을 짚은 한국어 오류로 빌드를 멈추고, 바깥 글자는 이스케이프합니다(P9)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 from mkdocs.exceptions import PluginError
 
+from guide import registry
 from hooks import doctor_report
 from torchdoctor import catalog
 
@@ -25,8 +27,10 @@ class Files:
         return SimpleNamespace(url=doc.replace(".md", ".html"))
 
 
-def page(meta: dict | None = None, src="doctor.md"):
-    return SimpleNamespace(meta=meta or {}, file=SimpleNamespace(src_uri=src, url=src.replace(".md", ".html")))
+def page(meta: dict | None = None, src="doctor/01-diagnose.md"):
+    return SimpleNamespace(
+        meta=meta or {}, file=SimpleNamespace(src_uri=src, url=src.replace(".md", ".html"))
+    )
 
 
 def render(markdown: str, meta=None) -> str:
@@ -59,7 +63,9 @@ def test_the_example_came_from_a_run_on_the_capstone_naive_stage():
         (lambda d: d["findings"][0].update(message=None), "findings[0].message"),
     ],
 )
-def test_bad_data_stops_the_build_with_a_korean_error_naming_the_file(tmp_path, monkeypatch, change, words):
+def test_bad_data_stops_the_build_with_a_korean_error_naming_the_file(
+    tmp_path, monkeypatch, change, words
+):
     data = json.loads((ROOT / EXAMPLE).read_text(encoding="utf-8"))
     broken = copy.deepcopy(data)
     change(broken)
@@ -95,13 +101,19 @@ def test_the_box_goes_at_the_marker_when_there_is_one():
 
 
 def test_the_hook_imports_no_torch():
-    code = "import sys; sys.path.insert(0, 'hooks'); import hooks.doctor_report; assert 'torch' not in sys.modules"
+    code = (
+        "import sys; sys.path.insert(0, 'hooks'); import hooks.doctor_report;"
+        " assert 'torch' not in sys.modules"
+    )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
 
 
-def test_the_doctor_page_is_in_the_nav_after_the_checklist_and_uses_the_hook():
+def test_the_doctor_page_is_a_registry_page_and_uses_the_hook():
     text = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    assert "  - 먼저 할 일: checklist.md\n  - 내 학습 진단하기: doctor.md\n" in text
+    assert "doctor.md" not in text  # 메뉴는 레지스트리에서 옵니다(hooks/pages.py)
     assert "hooks/doctor_report.py" in text
-    assert f"<!-- doctor-report: {EXAMPLE} -->" in (ROOT / "docs" / "doctor.md").read_text(encoding="utf-8")
+    assert registry.by_id("doctor").doc == doctor_report.DOCTOR_DOC
+    assert f"<!-- doctor-report: {EXAMPLE} -->" in (
+        ROOT / "docs" / doctor_report.DOCTOR_DOC
+    ).read_text(encoding="utf-8")

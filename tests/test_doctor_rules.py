@@ -33,7 +33,9 @@ def run_job(job: str, **options):
         with contextlib.redirect_stdout(printed):
             outcome = runner.run_script(str(JOBS / f"{job}.py"), [], watcher)
     finally:
-        torch.autograd.set_detect_anomaly(False)  # anomaly.py가 켠 전역 상태를 다음 작업에 넘기지 않습니다
+        torch.autograd.set_detect_anomaly(
+            False
+        )  # anomaly.py가 켠 전역 상태를 다음 작업에 넘기지 않습니다
     assert outcome.status == "finished", outcome
     return watcher.report(), printed.getvalue()
 
@@ -127,6 +129,9 @@ def test_the_slow_loader_is_found_and_its_fix_measured_faster_on_this_machine():
     measured = item["measured"]
     assert set(measured) >= {"ratio", "low", "high"}
     assert measured["low"] > 1.0, measured  # 이슈가 바라는 판정: 워커를 늘린 로더가 빠름
+    # 워커를 띄우는 한 번의 비용은 정상 상태의 비율과 따로, 되찾는 배치 수와 함께 알립니다.
+    assert measured["start_s"] > 0 and measured["payback_batches"] >= 1, measured
+    assert "persistent_workers=True" in measured["code"] and "pin_memory" not in measured["code"]
 
 
 def test_the_loader_measurement_keeps_the_random_state(monkeypatch):
@@ -136,7 +141,9 @@ def test_the_loader_measurement_keeps_the_random_state(monkeypatch):
     loader = torch.utils.data.DataLoader(dataset, batch_size=4, shuffle=True)
     recipe = doctor.recipe_of(loader)
     info = {"num_workers": 0, "window_s": 0.01, "window_batches": 10}
-    monkeypatch.setattr(fixes, "candidate_workers", lambda current: 0)  # 워커를 띄우지 않는 빠른 시험
+    monkeypatch.setattr(
+        fixes, "candidate_workers", lambda current: 0
+    )  # 워커를 띄우지 않는 빠른 시험
     torch.manual_seed(3)
     expected = torch.rand(3)
     torch.manual_seed(3)
@@ -154,13 +161,29 @@ BASE = {
     "step_s": [0.01] * 10,
     "data_s": [0.0] * 10,
     "optimizer_s": [],
-    "loader": {"num_workers": 4, "pin_memory": True, "persistent_workers": True,
-               "prefetch_factor": 2, "dataset": "D", "file": "t.py", "line": 3},
-    "syncs": [], "moves": [], "attention": [], "data_parallel": [], "eval_autograd": [],
+    "loader": {
+        "num_workers": 4,
+        "pin_memory": True,
+        "persistent_workers": True,
+        "prefetch_factor": 2,
+        "dataset": "D",
+        "file": "t.py",
+        "line": 3,
+    },
+    "syncs": [],
+    "moves": [],
+    "attention": [],
+    "data_parallel": [],
+    "eval_autograd": [],
     "optimizers": [],
-    "ops": {"ops": 50, "op_s": 0.009, "median_op_s": 1e-4,
-            "matmul_s": {"fp32": 0.001, "low": 0.0, "other": 0.0}, "matmul_sites": [],
-            "conv": {"count": 0, "nchw": 0, "shapes": 0}},
+    "ops": {
+        "ops": 50,
+        "op_s": 0.009,
+        "median_op_s": 1e-4,
+        "matmul_s": {"fp32": 0.001, "low": 0.0, "other": 0.0},
+        "matmul_sites": [],
+        "conv": {"count": 0, "nchw": 0, "shapes": 0},
+    },
     "op_step_s": 0.01,
     "flags": {"tf32_matmul": True, "cudnn_benchmark": True},
     "debug": {},
@@ -181,10 +204,15 @@ def evidence(**changes) -> dict:
 CUDA_CASES = [
     # (규칙, 문제가 있는 증거)
     ("unpinned-batches", {"loader__pin_memory": False, "data_s": [0.005] * 10}),
-    ("tf32-off", {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}),
+    (
+        "tf32-off",
+        {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}},
+    ),
     ("launch-bound", {"ops__ops": 900, "ops__median_op_s": 5e-6, "ops__op_s": 0.002}),
-    ("cudnn-benchmark", {"flags__cudnn_benchmark": False,
-                         "ops__conv": {"count": 10, "nchw": 0, "shapes": 1}}),
+    (
+        "cudnn-benchmark",
+        {"flags__cudnn_benchmark": False, "ops__conv": {"count": 10, "nchw": 0, "shapes": 1}},
+    ),
     ("channels-last", {"ops__conv": {"count": 10, "nchw": 10, "shapes": 1}}),
 ]
 
@@ -208,8 +236,11 @@ def test_cuda_rules_are_skipped_not_fine_on_a_cpu():
 
 
 def test_tf32_rule_stays_quiet_on_a_gpu_without_tf32():
-    changes = {"flags__tf32_matmul": False, "gpu__capability": [7, 0],
-               "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}
+    changes = {
+        "flags__tf32_matmul": False,
+        "gpu__capability": [7, 0],
+        "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0},
+    }
     assert not rules.evaluate(evidence(**changes))["tf32-off"].findings
 
 
@@ -271,7 +302,72 @@ def test_the_json_report_has_the_fields_the_issue_names(tmp_path, clean):
 
 
 def test_optimizers_made_at_the_same_line_are_reported_once():
-    opt = {"class": "SGD", "module": "torch.optim.sgd", "fused": None, "foreach": None,
-           "has_fused": True, "devices": ["cpu"], "params": 2, "file": "t.py", "line": 5}
+    opt = {
+        "class": "SGD",
+        "module": "torch.optim.sgd",
+        "fused": None,
+        "foreach": None,
+        "has_fused": True,
+        "devices": ["cpu"],
+        "params": 2,
+        "file": "t.py",
+        "line": 5,
+    }
     ev = evidence(device="cpu", gpu=None, optimizers=[opt, dict(opt), dict(opt, line=9)])
     assert [i["line"] for i in rules.evaluate(ev)["fused-optimizer"].findings] == [5, 9]
+
+
+# ----- CUDA 규칙의 문턱: 변이 시험이 남긴 곳(하나만 바꾼 증거로 양쪽을 봅니다) -----
+TF32_PROBLEM = {"flags__tf32_matmul": False, "ops__matmul_s": {"fp32": 0.006, "low": 0, "other": 0}}
+
+
+def tf32(**changes):
+    return rules.evaluate(evidence(**(TF32_PROBLEM | changes)))["tf32-off"]
+
+
+def test_tf32_rule_is_quiet_when_tf32_is_on_even_if_fp32_matmul_dominates():
+    check = tf32(flags__tf32_matmul=True)
+    assert not check.findings and check.fine == "TF32가 켜져 있습니다"
+
+
+def test_tf32_rule_starts_at_compute_capability_8_and_at_a_30_percent_share():
+    assert tf32(gpu__capability=[8, 0]).findings  # A100은 TF32가 있습니다
+    assert tf32(gpu__capability=None).fine == "이 GPU에는 TF32가 없습니다"
+    at_bound = {"fp32": 0.3 * 0.009, "low": 0, "other": 0}
+    assert tf32(ops__matmul_s=at_bound).findings  # 문턱(30%)부터 알립니다
+    below = {"fp32": 0.29 * 0.009, "low": 0, "other": 0}
+    assert tf32(ops__matmul_s=below).fine == "fp32 행렬 곱이 GPU 시간의 29%"
+
+
+def test_tf32_rule_names_the_line_of_the_longest_fp32_matmul():
+    site = [{"file": "train.py", "line": 12, "seconds": 0.005}]
+    (item,) = tf32(ops__matmul_sites=site).findings
+    assert (item["file"], item["line"]) == ("train.py", 12)
+    assert 0 < item["share"] <= 1
+
+
+def test_cuda_op_rules_are_skipped_without_an_op_probe_step():
+    for key in ("tf32-off", "launch-bound", "cudnn-benchmark", "channels-last"):
+        assert (
+            rules.evaluate(evidence(ops=None))[key].skipped == "연산 탐침 스텝에 이르지 못했습니다"
+        )
+    assert tf32(ops__op_s=0).skipped == "연산 탐침 스텝에 이르지 못했습니다"
+    on_cpu = rules.evaluate(evidence(device="cpu", gpu=None))
+    assert on_cpu["tf32-off"].skipped == on_cpu["launch-bound"].skipped == "CUDA에서만 봅니다"
+
+
+LAUNCH_PROBLEM = {"ops__ops": 900, "ops__median_op_s": 5e-6, "ops__op_s": 0.002}
+
+
+def launch(**changes):
+    return rules.evaluate(evidence(**(LAUNCH_PROBLEM | changes)))["launch-bound"]
+
+
+def test_launch_bound_needs_many_short_ops_and_an_idle_gpu_each_at_its_bound():
+    assert launch(ops__ops=201).findings and not launch(ops__ops=200).findings
+    assert launch(ops__median_op_s=19e-6).findings and not launch(ops__median_op_s=20e-6).findings
+    assert launch(ops__op_s=0.0049).findings and not launch(ops__op_s=0.005).findings
+    (item,) = launch().findings
+    assert item["share"] == pytest.approx(0.8)  # GPU가 쉰 몫(1 − 0.002/0.01)
+    assert "900개" in item["message"] and "5 µs" in item["message"] and "20%" in item["message"]
+    assert launch(ops__ops=200).fine == "연산 200개, GPU가 일한 몫 20%"

@@ -314,7 +314,7 @@ def demo_site(tmp_path_factory):
     ]  # fmt: skip
     demo = section("demo", project, rows, modules=DEMO_MODULES)
     shutil.rmtree(project / "results", ignore_errors=True)
-    # 진단기 페이지의 예시 보고서는 측정 결과가 아니라 그대로 둡니다(없으면 빌드가 멈춥니다).
+    # 진단 페이지의 예시 보고서는 측정 결과가 아니라 진단기가 쓴 JSON입니다: 그대로 둡니다.
     shutil.copytree(ROOT / "results" / "doctor", project / "results" / "doctor")
     write_named(project / "results", document(GPU_DEVICE, {"demo": demo}))
     site = tmp_path / "site"

@@ -13,8 +13,11 @@
 
 __all__ = ["Doctor", "measure_input_bound", "watch"]
 
-_LAZY = {"watch": "torchdoctor.doctor", "Doctor": "torchdoctor.doctor",
-         "measure_input_bound": "torchdoctor.fixes"}
+_LAZY = {
+    "watch": "torchdoctor.doctor",
+    "Doctor": "torchdoctor.doctor",
+    "measure_input_bound": "torchdoctor.fixes",
+}
 
 
 def __getattr__(name):

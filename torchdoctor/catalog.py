@@ -25,83 +25,117 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule(
-        "data-wait", "tip1", "데이터 기다림(워커 0개)",
+        "data-wait",
+        "tip1",
+        "데이터 기다림(워커 0개)",
         "스텝 중 다음 배치를 기다린 몫이 10%를 넘고 `num_workers=0`이면, 로더를 도는 줄과 그 몫을"
         " 알리고, 작업이 끝난 뒤 같은 데이터셋으로 워커 수를 바꾼 로더를 만들어 배치를 읽는 시간을"
         " 섞인 라운드로 잽니다.",
         fix="loader",
     ),
     Rule(
-        "data-wait-workers", "dataloader-workers", "데이터 기다림(워커가 있어도)",
+        "data-wait-workers",
+        "dataloader-workers",
+        "데이터 기다림(워커가 있어도)",
         "워커가 있는데도 배치를 기다린 몫이 10%를 넘으면, 로더의 `persistent_workers`와"
         " `prefetch_factor`를 알리고 워커를 더 둔 로더로 배치를 읽는 시간을 잽니다.",
         fix="loader",
     ),
     Rule(
-        "unpinned-batches", "tip2", "고정되지 않은 배치 메모리",
-        "CUDA로 학습하면서 배치를 기다린 몫이 10%를 넘고 로더에 `pin_memory=True`가 없으면 알립니다.",
+        "unpinned-batches",
+        "tip2",
+        "고정되지 않은 배치 메모리",
+        "CUDA로 학습하면서 배치를 기다린 몫이 10%를 넘고 로더에 `pin_memory=True`가 없으면"
+        " 알립니다.",
         cuda_only=True,
     ),
     Rule(
-        "host-sync", "tip3", "스텝마다 호스트 동기화",
-        "탐침 스텝마다 빠짐없이 부른 `.item()`, `.tolist()`, `.cpu()`, `bool(텐서)`, 텐서 출력을 부른"
-        " 줄과 스텝당 횟수로 알립니다. CPU에서는 \"GPU에서라면 동기화하는 호출\"로 셉니다.",
+        "host-sync",
+        "tip3",
+        "스텝마다 호스트 동기화",
+        "탐침 스텝마다 빠짐없이 부른 `.item()`, `.tolist()`, `.cpu()`, `bool(텐서)`, 텐서 출력을"
+        " 부른"
+        ' 줄과 스텝당 횟수로 알립니다. CPU에서는 "GPU에서라면 동기화하는 호출"로 셉니다.',
     ),
     Rule(
-        "host-tensor-move", "tip4", "호스트에서 만들어 옮기는 텐서",
+        "host-tensor-move",
+        "tip4",
+        "호스트에서 만들어 옮기는 텐서",
         "`device=` 없이 만든 텐서를 같은 스텝에서 `.to(장치)`나 `.cuda()`로 옮기는 일이 스텝마다"
         " 있으면 그 줄을 알립니다.",
     ),
     Rule(
-        "data-parallel", "tip5", "DataParallel",
+        "data-parallel",
+        "tip5",
+        "DataParallel",
         "`nn.DataParallel`로 감싼 모델의 순전파를 보면 그 줄을 알립니다.",
     ),
     Rule(
-        "fp32-matmul", "tip6", "fp32 행렬 곱이 스텝을 차지함",
-        "연산 탐침 스텝에서 fp32 행렬 곱이 연산 시간의 절반을 넘고 autocast가 없으면, 가장 오래 걸린"
+        "fp32-matmul",
+        "tip6",
+        "fp32 행렬 곱이 스텝을 차지함",
+        "연산 탐침 스텝에서 fp32 행렬 곱이 연산 시간의 절반을 넘고 autocast가 없으면, 가장"
+        " 오래 걸린"
         " 행렬 곱의 줄과 그 몫을 알립니다. 정밀도가 바뀌므로 손실도 확인하라고 덧붙입니다.",
         numerics=True,
     ),
     Rule(
-        "tf32-off", "tf32", "TF32 꺼짐",
+        "tf32-off",
+        "tf32",
+        "TF32 꺼짐",
         "TF32가 있는 GPU(compute capability 8.0 이상)에서 fp32 행렬 곱이 스텝의 30%를 넘는데 TF32가"
         " 꺼져 있으면 알립니다. 정밀도가 바뀌므로 손실도 확인하라고 덧붙입니다.",
         cuda_only=True,
         numerics=True,
     ),
     Rule(
-        "fused-optimizer", "fused-optimizers", "융합 경로를 쓰지 않는 옵티마이저",
+        "fused-optimizer",
+        "fused-optimizers",
+        "융합 경로를 쓰지 않는 옵티마이저",
         "`fused=` 경로가 있는 옵티마이저(Adam, AdamW, SGD 등)를 기본 경로로 쓰면 옵티마이저를 만든"
         " 줄과, 떼어 잴 수 있으면 스텝에서 옵티마이저가 차지한 몫을 알립니다.",
     ),
     Rule(
-        "debug-tools", "no-autograd-eval", "켜 둔 디버깅 도구",
+        "debug-tools",
+        "no-autograd-eval",
+        "켜 둔 디버깅 도구",
         "학습 스텝에서 이상 탐지(`detect_anomaly`)나 프로파일러가 켜져 있으면 켠 줄을 알립니다.",
     ),
     Rule(
-        "eval-autograd", "no-autograd-eval", "autograd를 기록하는 평가",
-        "`model.eval()`인 모델의 순전파가 변화도 기록을 켠 채로 돌고 옵티마이저 스텝이 뒤따르지 않으면"
+        "eval-autograd",
+        "no-autograd-eval",
+        "autograd를 기록하는 평가",
+        "`model.eval()`인 모델의 순전파가 변화도 기록을 켠 채로 돌고 옵티마이저 스텝이"
+        " 뒤따르지 않으면"
         " 그 줄과 횟수를 알립니다.",
     ),
     Rule(
-        "attention", "sdpa", "손으로 쓴 어텐션",
+        "attention",
+        "sdpa",
+        "손으로 쓴 어텐션",
         "행렬 곱 → softmax → 행렬 곱으로 이어지는 호출을 보면 마지막 행렬 곱의 줄을 알리고"
         " `F.scaled_dot_product_attention`을 권합니다.",
     ),
     Rule(
-        "launch-bound", "compile", "짧은 커널이 많은 스텝",
+        "launch-bound",
+        "compile",
+        "짧은 커널이 많은 스텝",
         "CUDA에서 연산이 많고(스텝당 200개 넘게) 하나하나가 짧으며(중앙값 20 µs 미만) GPU가 스텝의"
         " 절반도 일하지 않으면 `torch.compile`과 CUDA 그래프를 권합니다.",
         cuda_only=True,
     ),
     Rule(
-        "cudnn-benchmark", "cudnn-benchmark", "cudnn.benchmark 꺼짐",
+        "cudnn-benchmark",
+        "cudnn-benchmark",
+        "cudnn.benchmark 꺼짐",
         "CUDA에서 합성곱이 있고 입력 모양이 바뀌지 않는데 `torch.backends.cudnn.benchmark`가 꺼져"
         " 있으면 알립니다.",
         cuda_only=True,
     ),
     Rule(
-        "channels-last", "channels-last", "NCHW 합성곱",
+        "channels-last",
+        "channels-last",
+        "NCHW 합성곱",
         "CUDA에서 4차원 합성곱 입력이 `channels_last`가 아니면 알립니다.",
         cuda_only=True,
     ),

@@ -24,20 +24,40 @@ def make_parser() -> argparse.ArgumentParser:
         prog="torchdoctor",
         usage=USAGE,
         add_help=False,
-        description="내 PyTorch 학습 스크립트를 그대로 돌려, 어느 팁이 내 작업에서 값을 하는지 재어 알려 줍니다.",
+        description=(
+            "내 PyTorch 학습 스크립트를 그대로 돌려, 어느 팁이 내 작업에서 값을 하는지 재어"
+            " 알려 줍니다."
+        ),
     )
     parser.add_argument("-h", "--help", action="help", help="이 도움말을 보여 주고 끝냅니다")
-    parser.add_argument("--skip-steps", type=non_negative, default=5, metavar="N",
-                        help="재지 않고 건너뛸 처음 스텝 수(컴파일, 워커 시작; 기본 5)")
-    parser.add_argument("--steps", type=positive, default=20, metavar="N",
-                        help="시간을 재는 창의 스텝 수(기본 20)")
-    parser.add_argument("--probe-steps", type=positive, default=2, metavar="N",
-                        help="호출을 세는 탐침 스텝 수(시간 창 밖, 기본 2)")
+    parser.add_argument(
+        "--skip-steps",
+        type=non_negative,
+        default=5,
+        metavar="N",
+        help="재지 않고 건너뛸 처음 스텝 수(컴파일, 워커 시작; 기본 5)",
+    )
+    parser.add_argument(
+        "--steps", type=positive, default=20, metavar="N", help="시간을 재는 창의 스텝 수(기본 20)"
+    )
+    parser.add_argument(
+        "--probe-steps",
+        type=positive,
+        default=2,
+        metavar="N",
+        help="호출을 세는 탐침 스텝 수(시간 창 밖, 기본 2)",
+    )
     parser.add_argument("--json", metavar="PATH", help="보고서를 JSON으로 씁니다")
-    parser.add_argument("--no-fix", action="store_true",
-                        help="작업이 끝난 뒤 고친 것을 재지 않습니다(보고서만)")
-    parser.add_argument("--fix-budget", type=float, default=20.0, metavar="초",
-                        help="고친 것을 재는 데 쓸 시간(초, 측정마다; 기본 20)")
+    parser.add_argument(
+        "--no-fix", action="store_true", help="작업이 끝난 뒤 고친 것을 재지 않습니다(보고서만)"
+    )
+    parser.add_argument(
+        "--fix-budget",
+        type=float,
+        default=20.0,
+        metavar="초",
+        help="고친 것을 재는 데 쓸 시간(초, 측정마다; 기본 20)",
+    )
     parser.add_argument("script", metavar="스크립트.py", help="돌릴 학습 스크립트")
     parser.add_argument("args", nargs=argparse.REMAINDER, help="스크립트에 그대로 넘길 인자")
     return parser
@@ -69,7 +89,9 @@ def job_summary(outcome, report) -> str:
             f" 그때까지 스텝 {steps['seen']}개를 봤고, 시간 창에서 {steps['window']}개를 쟀습니다."
         )
     if outcome.status == "interrupted":
-        return f"Ctrl-C로 멈췄습니다. 그때까지 스텝 {steps['seen']}개를 봤습니다. 잰 것만 보고합니다."
+        return (
+            f"Ctrl-C로 멈췄습니다. 그때까지 스텝 {steps['seen']}개를 봤습니다. 잰 것만 보고합니다."
+        )
     return ""
 
 
@@ -102,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     try:
         outcome = runner.run_script(options.script, options.args, doctor)
-    except Exception as error:  # 작업의 예외는 run_script가 받으므로 여기 오는 것은 진단기의 것입니다
+    except (
+        Exception
+    ) as error:  # 작업의 예외는 run_script가 받으므로 여기 오는 것은 진단기의 것입니다
         say(f"진단기를 준비하지 못했습니다: {type(error).__name__}: {error}")
         return 3
     sys.stdout.flush()

@@ -9,7 +9,8 @@ def notes_for(doctor, ev: dict) -> list[str]:
     notes = []
     if not ev["steps_seen"]:
         notes.append(
-            "옵티마이저 스텝을 하나도 보지 못했습니다. torchdoctor는 `optimizer.step()`(torch.optim의"
+            "옵티마이저 스텝을 하나도 보지 못했습니다. torchdoctor는"
+            " `optimizer.step()`(torch.optim의"
             " 옵티마이저)으로 스텝을 나눕니다. 학습 루프가 이 스크립트 안에서 도는지 확인하세요."
         )
     elif not ev["step_s"]:
@@ -22,7 +23,10 @@ def notes_for(doctor, ev: dict) -> list[str]:
     elif len(ev["step_s"]) < doctor.steps:
         notes.append(f"시간 창을 스텝 {len(ev['step_s'])}개만 쟀습니다(바란 것 {doctor.steps}개).")
     if ev["closure_steps"]:
-        notes.append("옵티마이저에 클로저를 넘기는 작업(Lightning 등)이라 옵티마이저 시간만 떼어 재지 못했습니다.")
+        notes.append(
+            "옵티마이저에 클로저를 넘기는 작업(Lightning 등)이라 옵티마이저 시간만 떼어 재지"
+            " 못했습니다."
+        )
     return notes
 
 
@@ -42,7 +46,9 @@ def diagnose(doctor) -> report.Report:
         for item in check.findings:
             if item["fix"] == "loader" and doctor.measure_fixes and finished:
                 try:
-                    result = fixes.measure_loader(doctor.primary_loader_recipe(), ev, doctor.fix_budget_s)
+                    result = fixes.measure_loader(
+                        doctor.primary_loader_recipe(), ev, doctor.fix_budget_s
+                    )
                 except Exception as error:  # 재기가 실패해도 보고서는 씁니다
                     result = {"skipped": f"재다가 실패했습니다: {type(error).__name__}: {error}"}
                 attach(item, result)

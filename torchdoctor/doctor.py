@@ -105,7 +105,8 @@ class Doctor:
         self.optimizer_started = None
         self.fetching = False
         self.loaders: dict[int, dict] = {}
-        # 로더는 작업이 끝나면 사라지므로, 다시 만들 재료(데이터셋과 설정)만 보고서를 쓸 때까지 잡아 둡니다
+        # 로더는 작업이 끝나면 사라지므로, 다시 만들 재료(데이터셋과 설정)만 보고서를 쓸 때까지
+        # 잡아 둡니다
         self.loader_recipes: dict[int, dict] = {}
         self.iter_loader: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
         self.optimizers: dict[int, dict] = {}
@@ -120,7 +121,12 @@ class Doctor:
         self.data_parallel: Counter = Counter()
         self.eval_pending: list = []
         self.eval_autograd: Counter = Counter()
-        self.debug = {"anomaly_steps": 0, "profiler_steps": 0, "anomaly_at": None, "profiler_at": None}
+        self.debug = {
+            "anomaly_steps": 0,
+            "profiler_steps": 0,
+            "anomaly_at": None,
+            "profiler_at": None,
+        }
         self.own_profiler = False
         self.patches = Patches()
         self.step_handles: list = []
@@ -128,6 +134,12 @@ class Doctor:
 
     # ----- 켜고 끄기 -----
     def start(self) -> Doctor:
+        self._install()
+        self._enter_phase(self._phase_of(1))
+        return self
+
+    def _install(self) -> None:
+        """옵티마이저 스텝 훅을 걸고 라이브러리(DataLoader 등)를 감쌉니다."""
         self.started_at = time.monotonic()
         optim = optimizer_module
         self.step_handles = [
@@ -135,7 +147,16 @@ class Doctor:
             optim.register_optimizer_step_post_hook(self._guarded(self._after_step)),
         ]
         self._patch_library()
-        self._enter_phase(self._phase_of(1))
+
+    def start_timed(self) -> Doctor:
+        """탐침 단계 없이 곧바로 시간 창에서 시작합니다.
+
+        시간 창의 비용을 재는 벤치마크(snippets/doctor_overhead.py)가 씁니다: 창 안에서 도는 것은
+        스텝 경계의 훅과 배치를 기다린 시간뿐입니다."""
+        self.skip_steps = 0
+        self.step = self.probe_steps + 1  # 탐침 단계(calls, ops)를 지난 것으로 둡니다
+        self._install()
+        self._enter_phase("timed")
         return self
 
     def stop(self) -> None:
@@ -349,7 +370,9 @@ class Doctor:
         anomaly = torch.autograd.anomaly_mode
         self.patches.wrap(anomaly.set_detect_anomaly, "__init__", remember_site("anomaly_at"))
         self.patches.wrap(anomaly.detect_anomaly, "__enter__", remember_site("anomaly_at"))
-        self.patches.wrap(torch.autograd.profiler.profile, "__enter__", remember_site("profiler_at"))
+        self.patches.wrap(
+            torch.autograd.profiler.profile, "__enter__", remember_site("profiler_at")
+        )
         kineto = torch.profiler.profiler._KinetoProfile
         self.patches.wrap(kineto, "start", remember_site("profiler_at"))
 
@@ -405,7 +428,9 @@ class Doctor:
         module = torch.nn.modules.module
         self.forward_handles = [
             module.register_module_forward_pre_hook(self._guarded(self._before_forward)),
-            module.register_module_forward_hook(self._guarded(self._after_forward), always_call=True),
+            module.register_module_forward_hook(
+                self._guarded(self._after_forward), always_call=True
+            ),
         ]
 
     def _before_forward(self, module, args) -> None:
@@ -492,7 +517,9 @@ class Doctor:
 
 
 def recipe_of(loader) -> dict:
-    """DataLoader를 다시 만들 재료. 샘플러와 generator는 담지 않습니다(작업의 데이터 순서를 지킵니다)."""
+    """DataLoader를 다시 만들 재료.
+
+    샘플러와 generator는 담지 않습니다(작업의 데이터 순서를 지킵니다)."""
     return {
         "dataset": loader.dataset,
         "batch_size": loader.batch_size,
@@ -536,7 +563,9 @@ def calls_per_step(calls: probes.CallWatch, steps: int) -> dict:
         for key in common:
             total = sum(counter[key] for counter in counters)
             what, filename, line = key if len(key) == 3 else (None, *key)
-            rows.append({"what": what, "file": filename, "line": line, "per_step": total / len(counters)})
+            rows.append(
+                {"what": what, "file": filename, "line": line, "per_step": total / len(counters)}
+            )
         return sorted(rows, key=lambda row: (-row["per_step"], row["file"], row["line"]))
 
     return {
@@ -548,5 +577,7 @@ def calls_per_step(calls: probes.CallWatch, steps: int) -> dict:
 
 
 def watch(**options) -> Doctor:
-    """노트북이나 `trainer.fit` 둘레에서: `with torchdoctor.watch() as doctor: ...` 뒤 doctor.report()."""
+    """노트북이나 `trainer.fit` 둘레에서 씁니다.
+
+    `with torchdoctor.watch() as doctor: ...` 뒤 doctor.report()."""
     return Doctor(**options)

@@ -37,17 +37,41 @@ SYNC_CALLS = {
     T.__format__: "텐서 출력(f-문자열)",
 }
 FACTORIES = {
-    torch.rand, torch.randn, torch.randint, torch.zeros, torch.ones, torch.empty,
-    torch.full, torch.arange, torch.tensor, torch.eye, torch.linspace, torch.as_tensor,
+    torch.rand,
+    torch.randn,
+    torch.randint,
+    torch.zeros,
+    torch.ones,
+    torch.empty,
+    torch.full,
+    torch.arange,
+    torch.tensor,
+    torch.eye,
+    torch.linspace,
+    torch.as_tensor,
 }
 MOVES = {T.to, T.cuda}
 MATMULS = {torch.matmul, T.matmul, T.__matmul__, torch.bmm, T.bmm, torch.einsum}
 SOFTMAXES = {torch.softmax, T.softmax, torch.nn.functional.softmax}
 # 어텐션 점수에 흔히 하는 원소별 연산(크기 조정, 마스크, 드롭아웃): 점수의 흐름을 이어 갑니다.
 SCORE_OPS = {
-    T.__truediv__, T.__mul__, T.__add__, T.__sub__, T.div, T.mul, T.add, T.masked_fill,
-    T.masked_fill_, torch.where, torch.nn.functional.dropout, T.div_, T.mul_, T.add_,
-    T.float, T.to, T.type_as,
+    T.__truediv__,
+    T.__mul__,
+    T.__add__,
+    T.__sub__,
+    T.div,
+    T.mul,
+    T.add,
+    T.masked_fill,
+    T.masked_fill_,
+    torch.where,
+    torch.nn.functional.dropout,
+    T.div_,
+    T.mul_,
+    T.add_,
+    T.float,
+    T.to,
+    T.type_as,
 }
 
 
@@ -72,7 +96,9 @@ def direct_caller() -> tuple[str, int] | None:
 
 
 def names_device(args: tuple, kwargs: dict) -> bool:
-    """`.to(...)`의 인자가 장치를 가리키는지(dtype만 바꾸는 `.to(torch.float16)`은 옮기기가 아닙니다)."""
+    """`.to(...)`의 인자가 장치를 가리키는지.
+
+    dtype만 바꾸는 `.to(torch.float16)`은 옮기기가 아닙니다."""
     candidates = list(args) + [kwargs.get("device")]
     for value in candidates:
         if isinstance(value, torch.device | int) and not isinstance(value, bool):
@@ -242,7 +268,8 @@ class OpTimer(TorchDispatchMode):
             "op_s": total,
             "matmul_s": dict(self.matmul_s),
             "matmul_sites": [
-                {"file": f, "line": n, "seconds": s} for (f, n), s in self.matmul_sites.most_common(3)
+                {"file": f, "line": n, "seconds": s}
+                for (f, n), s in self.matmul_sites.most_common(3)
             ],
             "conv": {
                 "count": self.conv["count"],

@@ -10,7 +10,7 @@ import json
 import os
 import statistics
 
-from torchdoctor import where
+from torchdoctor import pages, where
 from torchdoctor.catalog import BY_KEY, RULES
 from torchdoctor.words import format_seconds
 
@@ -52,12 +52,22 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
             continue
         for item in check.findings:
             item = dict(item, file=where.short(item["file"]))
+            item.update(page_title=pages.title(item["page"]), url=pages.url(item["page"]))
             findings.append(item)
         if not check.findings and check.fine:
-            fine.append({"rule": rule.key, "page": rule.page, "title": rule.title, "note": check.fine})
+            fine.append(
+                {"rule": rule.key, "page": rule.page, "title": rule.title, "note": check.fine}
+            )
         if check.skipped:
-            skipped.append({"rule": rule.key, "page": rule.page, "title": rule.title,
-                            "why": check.skipped, "cuda_only": rule.cuda_only})
+            skipped.append(
+                {
+                    "rule": rule.key,
+                    "page": rule.page,
+                    "title": rule.title,
+                    "why": check.skipped,
+                    "cuda_only": rule.cuda_only,
+                }
+            )
     step_s = ev.get("step_s") or []
     return {
         "tool": "torchdoctor",
@@ -75,7 +85,9 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
             "window": len(step_s),
             "window_wanted": ev.get("window_steps"),
             "median_step_s": statistics.median(step_s) if step_s else None,
-            "data_share": round(sum(ev["data_s"]) / sum(step_s), 4) if step_s and sum(step_s) else None,
+            "data_share": round(sum(ev["data_s"]) / sum(step_s), 4)
+            if step_s and sum(step_s)
+            else None,
         },
         "findings": rank(findings),
         "fine": fine,
@@ -99,6 +111,14 @@ def write_json(report: dict, path: str) -> str:
     return path
 
 
+def start_cost_text(measured: dict) -> str:
+    """워커를 띄우는 한 번의 비용과, 그 비용을 되찾는 배치 수(정상 상태의 비율과 따로)."""
+    text = f"워커를 띄우는 한 번의 비용 {format_seconds(measured['start_s'])}"
+    if measured.get("payback_batches"):
+        return text + f"(배치 {measured['payback_batches']}개면 되찾습니다)"
+    return text + "(정상 상태에서 빨라지지 않아 되찾지 못합니다)"
+
+
 def location(item: dict) -> str:
     if item.get("file") is None:
         return "작업 전체"
@@ -119,7 +139,8 @@ def text(report: dict) -> str:
         )
     lines.append(OUTCOMES.get(report.get("outcome"), ""))
     summary = (
-        f"스텝: 본 것 {steps['seen']}개, 건너뛴 워밍업 {steps['skipped']}개, 탐침 {steps['probe']}개,"
+        f"스텝: 본 것 {steps['seen']}개, 건너뛴 워밍업 {steps['skipped']}개,"
+        f" 탐침 {steps['probe']}개,"
         f" 시간 창 {steps['window']}/{steps['window_wanted']}개"
     )
     if steps.get("median_step_s"):
@@ -131,16 +152,23 @@ def text(report: dict) -> str:
         lines.append(f"알림: {note}")
     findings = report["findings"]
     lines.append("")
-    lines.append(f"찾은 것 {len(findings)}개" + (" (잰 이득, 그다음 몫이 큰 순서)" if findings else ""))
+    lines.append(
+        f"찾은 것 {len(findings)}개" + (" (잰 이득, 그다음 몫이 큰 순서)" if findings else "")
+    )
     for number, item in enumerate(findings, 1):
-        lines.append(f"{number}. [{item['page']}] {item['title']} — {location(item)}")
+        lines.append(f"{number}. {item['title']} — {location(item)}")
         lines.append(f"   {item['message']}")
+        lines.append(f"   · 페이지: {pages.label(item['page'])}")
         details = []
         if item.get("share") is not None:
             details.append(f"스텝에서 이길 수 있는 몫 최대 {item['share']:.0%}")
         measured = item.get("measured")
         if measured:
-            details.append(f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}")
+            details.append(
+                f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}"
+            )
+            if measured.get("start_s") is not None:
+                details.append(start_cost_text(measured))
         elif item.get("fix_note"):
             details.append(f"고친 것을 재지 않은 이유: {item['fix_note']}")
         if item.get("unverified"):
@@ -151,15 +179,14 @@ def text(report: dict) -> str:
         lines.append("")
         lines.append("확인했고 괜찮은 것")
         for item in report["fine"]:
-            lines.append(f" - [{item['page']}] {item['title']}: {item['note']}")
+            lines.append(f" - {item['title']}: {item['note']} [{pages.title(item['page'])}]")
     if report["not_checked"]:
         lines.append("")
         lines.append("이 작업에서 보지 못한 것")
         for item in report["not_checked"]:
-            lines.append(f" - [{item['page']}] {item['title']}: {item['why']}")
+            lines.append(f" - {item['title']}: {item['why']} [{pages.title(item['page'])}]")
     for error in report.get("errors") or []:
         lines.append(f"진단기 오류(작업에는 영향 없음): {error}")
-    lines.append("페이지 id는 사이트의 페이지입니다(예: tip3 → 팁 3).")
     return "\n".join(lines) + "\n"
 
 

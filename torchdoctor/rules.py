@@ -79,11 +79,14 @@ def _data_wait(ev: dict, with_workers: bool) -> Check:
         workers = loader["num_workers"]
         return Check(fine=f"로더의 워커가 {workers}개라 이 규칙의 경우가 아닙니다")
     if share < DATA_SHARE:
-        return Check(fine=f"다음 배치를 기다린 몫 {percent(share)} (기준 {percent(DATA_SHARE)} 미만)")
+        return Check(
+            fine=f"다음 배치를 기다린 몫 {percent(share)} (기준 {percent(DATA_SHARE)} 미만)"
+        )
     workers = loader["num_workers"]
     if not with_workers:
         message = (
-            f"스텝 시간의 {percent(share)}를 다음 배치를 기다리며 보냅니다. 로더가 `num_workers=0`이라"
+            f"스텝 시간의 {percent(share)}를 다음 배치를 기다리며 보냅니다."
+            " 로더가 `num_workers=0`이라"
             f" 데이터셋 `{loader['dataset']}`의 일을 학습 프로세스가 혼자 합니다."
             " `num_workers`를 코어 수에 맞춰 늘려 보세요."
         )
@@ -96,8 +99,18 @@ def _data_wait(ev: dict, with_workers: bool) -> Check:
             " 띄우지 않게 `persistent_workers=True`를 써 보세요."
         )
         key = "data-wait-workers"
-    return Check([finding(key, message, file=loader["file"], line=loader["line"], share=share,
-                          evidence={"data_share": round(share, 4), "num_workers": workers})])
+    return Check(
+        [
+            finding(
+                key,
+                message,
+                file=loader["file"],
+                line=loader["line"],
+                share=share,
+                evidence={"data_share": round(share, 4), "num_workers": workers},
+            )
+        ]
+    )
 
 
 def data_wait(ev: dict) -> Check:
@@ -117,12 +130,18 @@ def pin_memory(ev: dict) -> Check:
     if share < DATA_SHARE:
         return Check(fine=f"다음 배치를 기다린 몫 {percent(share)}: 복사가 병목이 아닙니다")
     message = (
-        f"CUDA로 학습하는데 로더에 `pin_memory=True`가 없고, 스텝의 {percent(share)}를 배치를 기다리며"
+        "CUDA로 학습하는데 로더에 `pin_memory=True`가 없고,"
+        f" 스텝의 {percent(share)}를 배치를 기다리며"
         " 보냅니다. 고정된 메모리(pinned memory)의 배치는 `.to(device, non_blocking=True)`로 계산과"
         " 겹쳐 복사할 수 있습니다."
     )
-    return Check([finding("unpinned-batches", message, file=loader["file"], line=loader["line"],
-                          share=share)])
+    return Check(
+        [
+            finding(
+                "unpinned-batches", message, file=loader["file"], line=loader["line"], share=share
+            )
+        ]
+    )
 
 
 # ----- 호스트와 장치 -----
@@ -133,19 +152,31 @@ def host_sync(ev: dict) -> Check:
     if not rows:
         library = ev.get("library_syncs_per_step") or 0
         extra = f" (라이브러리 안에서 스텝당 {library:g}번)" if library else ""
-        return Check(fine=f"탐침 스텝 {ev['call_steps']}개에서 스텝마다 부른 동기화 호출 없음{extra}")
+        return Check(
+            fine=f"탐침 스텝 {ev['call_steps']}개에서 스텝마다 부른 동기화 호출 없음{extra}"
+        )
     findings = []
     for row in rows:
         if on_cuda(ev):
             why = "호스트가 GPU의 일이 끝나기를 기다리는(동기화하는) 호출입니다."
         else:
-            why = "CPU에서는 기다림이 없지만 GPU에서라면 호스트가 장치를 기다리는(동기화하는) 호출입니다."
+            why = (
+                "CPU에서는 기다림이 없지만 GPU에서라면 호스트가 장치를 기다리는(동기화하는)"
+                " 호출입니다."
+            )
         message = (
             f"{row['what']}을(를) 스텝마다 {row['per_step']:g}번 부릅니다. {why}"
             " 값을 장치에 모아 두었다가 가끔 한 번에 읽으세요."
         )
-        findings.append(finding("host-sync", message, file=row["file"], line=row["line"],
-                                evidence={"per_step": row["per_step"], "call": row["what"]}))
+        findings.append(
+            finding(
+                "host-sync",
+                message,
+                file=row["file"],
+                line=row["line"],
+                evidence={"per_step": row["per_step"], "call": row["what"]},
+            )
+        )
     return Check(findings)
 
 
@@ -158,13 +189,24 @@ def host_tensor_move(ev: dict) -> Check:
     findings = []
     for row in rows:
         message = (
-            f"스텝마다 {row['per_step']:g}번, `device=` 없이 호스트에서 만든 텐서를 장치로 옮깁니다."
+            f"스텝마다 {row['per_step']:g}번, `device=` 없이 호스트에서 만든 텐서를"
+            " 장치로 옮깁니다."
             " `torch.rand(..., device=device)`처럼 장치에서 바로 만드세요."
         )
         if not on_cuda(ev):
-            message += " (CPU에서는 옮길 곳이 같아 복사가 없지만 GPU에서라면 스텝마다 호스트→장치 복사입니다.)"
-        findings.append(finding("host-tensor-move", message, file=row["file"], line=row["line"],
-                                evidence={"per_step": row["per_step"]}))
+            message += (
+                " (CPU에서는 옮길 곳이 같아 복사가 없지만 GPU에서라면 스텝마다"
+                " 호스트→장치 복사입니다.)"
+            )
+        findings.append(
+            finding(
+                "host-tensor-move",
+                message,
+                file=row["file"],
+                line=row["line"],
+                evidence={"per_step": row["per_step"]},
+            )
+        )
     return Check(findings)
 
 
@@ -176,7 +218,8 @@ def data_parallel(ev: dict) -> Check:
         return Check(fine="`nn.DataParallel` 없음")
     row = rows[0]
     message = (
-        "`nn.DataParallel`로 감싼 모델을 씁니다. 한 프로세스가 GPU마다 모델을 복제하고 결과를 모으므로"
+        "`nn.DataParallel`로 감싼 모델을 씁니다. 한 프로세스가 GPU마다 모델을 복제하고"
+        " 결과를 모으므로"
         " 전역 인터프리터 락(GIL)과 복제 비용에 막힙니다. 분산 데이터 병렬(DDP)로 바꾸세요."
     )
     return Check([finding("data-parallel", message, file=row["file"], line=row["line"])])
@@ -192,17 +235,28 @@ def fp32_matmul(ev: dict) -> Check:
     if matmul["low"] > 0:
         return Check(fine="행렬 곱이 이미 16비트(autocast 등)로 돕니다")
     if share_of_ops < FP32_MATMUL_SHARE:
-        return Check(fine=f"fp32 행렬 곱이 연산 시간의 {percent(share_of_ops)} (기준 "
-                          f"{percent(FP32_MATMUL_SHARE)} 미만)")
+        return Check(
+            fine=f"fp32 행렬 곱이 연산 시간의 {percent(share_of_ops)} (기준 "
+            f"{percent(FP32_MATMUL_SHARE)} 미만)"
+        )
     site = (ops.get("matmul_sites") or [{}])[0]
     message = (
         f"fp32 행렬 곱이 연산 시간의 {percent(share_of_ops)}를 차지하는데 autocast가 없습니다."
         " `torch.autocast(device_type, dtype=torch.bfloat16)`로 순전파를 감싸 보세요"
         " (CPU에서는 bf16 명령이 있는 CPU에서만 빨라집니다)."
     )
-    return Check([finding("fp32-matmul", message, file=site.get("file"), line=site.get("line"),
-                          share=share_of_ops * compute_share(ev),
-                          evidence={"fp32_matmul_share_of_ops": round(share_of_ops, 4)})])
+    return Check(
+        [
+            finding(
+                "fp32-matmul",
+                message,
+                file=site.get("file"),
+                line=site.get("line"),
+                share=share_of_ops * compute_share(ev),
+                evidence={"fp32_matmul_share_of_ops": round(share_of_ops, 4)},
+            )
+        ]
+    )
 
 
 def tf32_off(ev: dict) -> Check:
@@ -223,8 +277,17 @@ def tf32_off(ev: dict) -> Check:
         f"TF32가 있는 GPU인데 TF32가 꺼져 있고 fp32 행렬 곱이 GPU 시간의 {percent(share)}입니다."
         ' `torch.set_float32_matmul_precision("high")`로 켜 보세요.'
     )
-    return Check([finding("tf32-off", message, file=site.get("file"), line=site.get("line"),
-                          share=share * compute_share(ev))])
+    return Check(
+        [
+            finding(
+                "tf32-off",
+                message,
+                file=site.get("file"),
+                line=site.get("line"),
+                share=share * compute_share(ev),
+            )
+        ]
+    )
 
 
 def fused_optimizer(ev: dict) -> Check:
@@ -240,7 +303,8 @@ def fused_optimizer(ev: dict) -> Check:
             continue
         site = (opt["class"], opt["file"], opt["line"])
         if site in seen:
-            continue  # 같은 줄에서 만든 옵티마이저 여럿(함수를 여러 번 부른 작업)은 한 번만 알립니다
+            # 같은 줄에서 만든 옵티마이저 여럿(함수를 여러 번 부른 작업)은 한 번만 알립니다
+            continue
         seen.add(site)
         path = "for-loop 기본 경로" if not opt["foreach"] else "foreach 경로"
         message = (
@@ -249,8 +313,9 @@ def fused_optimizer(ev: dict) -> Check:
         )
         if share is not None:
             message += f" 옵티마이저 스텝이 학습 스텝의 {percent(share)}를 차지합니다."
-        findings.append(finding("fused-optimizer", message, file=opt["file"], line=opt["line"],
-                                share=share))
+        findings.append(
+            finding("fused-optimizer", message, file=opt["file"], line=opt["line"], share=share)
+        )
     if not findings:
         names = ", ".join(sorted({o["class"] for o in optimizers}))
         return Check(fine=f"옵티마이저({names})가 융합 경로를 쓰거나 융합 경로가 없습니다")
@@ -270,9 +335,18 @@ def debug_tools(ev: dict) -> Check:
         if not steps:
             continue
         site = debug.get(f"{key}_at") or [None, None]
-        message = f"학습 스텝 {steps}개에서 {name}가 켜져 있었습니다. 스텝마다 비용을 더합니다. {fix}"
-        findings.append(finding("debug-tools", message, file=site[0], line=site[1],
-                                evidence={"steps": steps, "tool": key}))
+        message = (
+            f"학습 스텝 {steps}개에서 {name}가 켜져 있었습니다. 스텝마다 비용을 더합니다. {fix}"
+        )
+        findings.append(
+            finding(
+                "debug-tools",
+                message,
+                file=site[0],
+                line=site[1],
+                evidence={"steps": steps, "tool": key},
+            )
+        )
     return Check(findings) if findings else Check(fine="이상 탐지와 프로파일러가 꺼져 있습니다")
 
 
@@ -287,8 +361,15 @@ def eval_autograd(ev: dict) -> Check:
             " 옵티마이저 스텝이 없었습니다. 평가는 `torch.inference_mode()`(또는 `torch.no_grad()`)"
             " 안에서 돌리세요."
         )
-        findings.append(finding("eval-autograd", message, file=row["file"], line=row["line"],
-                                evidence={"forwards": row["count"]}))
+        findings.append(
+            finding(
+                "eval-autograd",
+                message,
+                file=row["file"],
+                line=row["line"],
+                evidence={"forwards": row["count"]},
+            )
+        )
     return Check(findings)
 
 
@@ -301,7 +382,8 @@ def attention(ev: dict) -> Check:
     findings = []
     for row in rows:
         message = (
-            f"행렬 곱 → softmax → 행렬 곱으로 손으로 쓴 어텐션을 스텝마다 {row['per_step']:g}번 부릅니다."
+            "행렬 곱 → softmax → 행렬 곱으로 손으로 쓴 어텐션을"
+            f" 스텝마다 {row['per_step']:g}번 부릅니다."
             " `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=...)` 한 줄로"
             " 바꾸면 점수 행렬을 메모리에 만들지 않는 커널을 씁니다."
         )
@@ -322,7 +404,8 @@ def launch_bound(ev: dict) -> Check:
     message = (
         f"스텝당 연산이 {ops['ops']}개이고 하나의 GPU 시간 중앙값이"
         f" {ops['median_op_s'] * 1e6:.0f} µs라, GPU가 스텝의 {percent(busy)}만 일합니다. 커널을"
-        " 띄우는 호스트가 병목입니다: `torch.compile`로 커널을 합치거나 CUDA 그래프(cuda-graphs 페이지)를"
+        " 띄우는 호스트가 병목입니다: `torch.compile`로 커널을 합치거나"
+        " CUDA 그래프(cuda-graphs 페이지)를"
         " 쓰세요."
     )
     return Check([finding("launch-bound", message, share=1.0 - busy)])

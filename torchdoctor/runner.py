@@ -56,7 +56,9 @@ def print_job_traceback(error: BaseException) -> None:
 
 
 def run_code(code, module) -> Outcome:
-    """스크립트의 코드를 돌리고 어떻게 끝났는지 돌려줍니다. 작업의 예외는 작업의 것으로 보여 줍니다."""
+    """스크립트의 코드를 돌리고 어떻게 끝났는지 돌려줍니다.
+
+    작업의 예외는 작업의 것으로 보여 줍니다."""
     try:
         exec(code, module.__dict__)
     except SystemExit as error:

@@ -24,7 +24,14 @@ def _foreign_roots() -> tuple[str, ...]:
     for path in site.getsitepackages() + [site.getusersitepackages()]:
         roots.add(os.path.realpath(path))
     # 개발 설치(pip install -e)한 torch나 Lightning도 독자의 코드가 아닙니다.
-    for name in ("torch", "lightning", "pytorch_lightning", "lightning_fabric", "_pytest", "pluggy"):
+    for name in (
+        "torch",
+        "lightning",
+        "pytorch_lightning",
+        "lightning_fabric",
+        "_pytest",
+        "pluggy",
+    ):
         module = sys.modules.get(name)
         if module is not None and getattr(module, "__file__", None):
             roots.add(os.path.dirname(os.path.realpath(module.__file__)))
@@ -33,7 +40,9 @@ def _foreign_roots() -> tuple[str, ...]:
 
 @functools.cache
 def is_reader_file(filename: str) -> bool:
-    """이 파일이 독자의 코드인지. `<frozen ...>`, `<string>` 같은 이름은 아닙니다(노트북 칸은 맞습니다)."""
+    """이 파일이 독자의 코드인지.
+
+    `<frozen ...>`, `<string>` 같은 이름은 아닙니다(노트북 칸은 맞습니다)."""
     if filename.startswith("<"):
         return filename.startswith("<ipython-input")
     real = os.path.realpath(filename)

@@ -22,7 +22,7 @@ torch.manual_seed(0)
 model = HandAttention()
 optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
 x = torch.randn(4, 8, 16)
-for step in range(12):
+for _step in range(12):
     loss = model(x).pow(2).mean()
     optimizer.zero_grad()
     loss.backward()

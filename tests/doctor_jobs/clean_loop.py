@@ -1,5 +1,6 @@
-"""사이트를 따른 깨끗한 작업: 메모리에 있는 데이터(워커가 필요 없는 로더), 장치에서 만든 텐서, 융합 옵티마이저, autocast,
-SDPA, autograd 없는 평가, 손실은 장치에 모았다가 끝에 한 번 읽습니다. 어떤 규칙에도 걸리지 않아야 합니다."""
+"""사이트를 따른 깨끗한 작업: 메모리에 있는 데이터(워커가 필요 없는 로더), 장치에서 만든 텐서,
+융합 옵티마이저, autocast, SDPA, autograd 없는 평가, 손실은 장치에 모았다가 끝에 한 번 읽습니다.
+어떤 규칙에도 걸리지 않아야 합니다."""
 
 import torch
 from torch.utils.data import DataLoader, TensorDataset
@@ -8,7 +9,11 @@ from torch.utils.data import DataLoader, TensorDataset
 class Attention(torch.nn.Module):
     def __init__(self, dim=64, heads=4):
         super().__init__()
-        self.heads, self.qkv, self.out = heads, torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+        self.heads, self.qkv, self.out = (
+            heads,
+            torch.nn.Linear(dim, 3 * dim),
+            torch.nn.Linear(dim, dim),
+        )
 
     def forward(self, x):
         b, t, d = x.shape
@@ -25,7 +30,7 @@ def main():
     model = Attention().to(device)
     optimizer = torch.optim.AdamW(model.parameters(), lr=1e-3, fused=True)
     losses = torch.zeros(0, device=device)
-    for epoch in range(2):
+    for _epoch in range(2):
         model.train()
         for x, y in loader:
             x, y = x.to(device), y.to(device)

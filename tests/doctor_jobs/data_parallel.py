@@ -6,7 +6,7 @@ torch.manual_seed(0)
 model = torch.nn.DataParallel(torch.nn.Linear(8, 1))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1, fused=True)
 x, y = torch.randn(32, 8), torch.randn(32, 1)
-for step in range(12):
+for _step in range(12):
     loss = torch.nn.functional.mse_loss(model(x), y)  # PLANT
     optimizer.zero_grad()
     loss.backward()

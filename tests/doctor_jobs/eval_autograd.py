@@ -6,13 +6,13 @@ torch.manual_seed(0)
 model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU(), torch.nn.Linear(8, 1))
 optimizer = torch.optim.SGD(model.parameters(), lr=0.1, fused=True)
 x, y = torch.randn(32, 8), torch.randn(32, 1)
-for epoch in range(3):
+for _epoch in range(3):
     model.train()
-    for step in range(4):
+    for _step in range(4):
         loss = torch.nn.functional.mse_loss(model(x), y)
         optimizer.zero_grad()
         loss.backward()
         optimizer.step()
     model.eval()
-    for batch in range(2):
+    for _batch in range(2):
         prediction = model(x[:8])  # PLANT

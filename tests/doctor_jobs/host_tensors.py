@@ -6,7 +6,7 @@ torch.manual_seed(0)
 device = "cpu"
 model = torch.nn.Linear(16, 16).to(device)
 optimizer = torch.optim.SGD(model.parameters(), lr=0.01, fused=True)
-for step in range(12):
+for _step in range(12):
     x = torch.randn(32, 16).to(device)  # PLANT
     loss = model(x).pow(2).mean()
     optimizer.zero_grad()

@@ -25,8 +25,12 @@ def main():
     L.seed_everything(0, verbose=False)
     data = TensorDataset(torch.randn(192, 8), torch.randn(192, 1))
     trainer = L.Trainer(
-        max_steps=12, accelerator="cpu", logger=False, enable_checkpointing=False,
-        enable_progress_bar=False, enable_model_summary=False,
+        max_steps=12,
+        accelerator="cpu",
+        logger=False,
+        enable_checkpointing=False,
+        enable_progress_bar=False,
+        enable_model_summary=False,
     )
     model = Regression()
     trainer.fit(model, DataLoader(data, batch_size=16))
