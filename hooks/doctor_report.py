@@ -55,7 +55,7 @@ def text(value, where: str) -> str:
     return value
 
 
-def validate(data) -> dict:
+def validate(data) -> dict:  # noqa: C901 (바깥 데이터의 필드마다 검사 하나: 갈래가 곧 규칙입니다)
     """보고서를 검사합니다. 그릴 값만 골라 돌려줍니다(나머지 필드는 그리지 않습니다)."""
     if not isinstance(data, dict) or data.get("tool") != "torchdoctor":
         raise BadReport("torchdoctor 보고서가 아닙니다(tool 필드)")

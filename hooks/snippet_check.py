@@ -24,7 +24,7 @@ def find_problem(root: Path, target: str) -> str | None:
         return f'"{target}": 줄 번호 대신 이름 붙은 구역(# --8<-- [start:이름])을 쓰세요'
     file = root / path
     if not file.is_file():
-        return f'"{target}": 스니펫 파일 {path}이(가) 없습니다'
+        return f'"{target}": 스니펫 파일이 없습니다({path})'
     if section:
         source = file.read_text(encoding="utf-8")
         for edge in ("start", "end"):

@@ -95,7 +95,7 @@ def job_summary(outcome, report) -> str:
     return ""
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None) -> int:  # noqa: C901 (끝나는 방식마다 종료 코드 하나)
     options = make_parser().parse_args(argv)
     if not os.path.isfile(options.script):
         say(f"스크립트 파일을 찾을 수 없습니다: {options.script}")

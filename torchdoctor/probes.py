@@ -154,7 +154,7 @@ class CallWatch(TorchFunctionMode):
             pass
         return result
 
-    def look(self, func, args, kwargs, result) -> None:
+    def look(self, func, args, kwargs, result) -> None:  # noqa: C901 (연산 종류마다 한 갈래)
         if func in SYNC_CALLS:
             tensor = args[0] if args else None
             if self.device_kind == "cuda" and not (isinstance(tensor, T) and tensor.is_cuda):

@@ -125,8 +125,7 @@ def location(item: dict) -> str:
     return f"{item['file']}:{item['line']}"
 
 
-def text(report: dict) -> str:
-    """터미널(표준 오류)에 쓰는 한국어 보고서."""
+def _header(report: dict) -> list[str]:
     steps = report["steps"]
     device = (report.get("gpu") or {}).get("name") or (report.get("device") or "?").upper()
     script = report.get("script") or "이 작업"
@@ -134,8 +133,8 @@ def text(report: dict) -> str:
     if report.get("rank"):
         r = report["rank"]
         lines.append(
-            f"torchrun 프로세스 {r['world_size']}개 중 순위(rank) {r['rank']}이(가) 본 것입니다."
-            " 다른 순위는 각자의 보고서를 씁니다."
+            f"torchrun 프로세스 {r['world_size']}개 가운데 순위(rank) {r['rank']} 프로세스가 본 "
+            "것입니다. 다른 순위는 각자의 보고서를 씁니다."
         )
     lines.append(OUTCOMES.get(report.get("outcome"), ""))
     summary = (
@@ -148,45 +147,51 @@ def text(report: dict) -> str:
     if steps.get("data_share") is not None:
         summary += f", 배치를 기다린 몫 {steps['data_share']:.0%}"
     lines.append(summary)
-    for note in report.get("notes") or []:
-        lines.append(f"알림: {note}")
+    return lines + [f"알림: {note}" for note in report.get("notes") or []]
+
+
+def _details(item: dict) -> list[str]:
+    details = []
+    if item.get("share") is not None:
+        details.append(f"스텝에서 이길 수 있는 몫 최대 {item['share']:.0%}")
+    measured = item.get("measured")
+    if measured:
+        details.append(
+            f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}"
+        )
+        if measured.get("start_s") is not None:
+            details.append(start_cost_text(measured))
+    elif item.get("fix_note"):
+        details.append(f"고친 것을 재지 않은 이유: {item['fix_note']}")
+    if item.get("unverified"):
+        details.append(item["unverified"])
+    return details
+
+
+def _finding(number: int, item: dict) -> list[str]:
+    lines = [f"{number}. {item['title']} — {location(item)}", f"   {item['message']}"]
+    lines.append(f"   · 페이지: {pages.label(item['page'])}")
+    return lines + [f"   · {detail}" for detail in _details(item)]
+
+
+def _listing(title: str, items: list[dict], key: str) -> list[str]:
+    if not items:
+        return []
+    rows = [f" - {item['title']}: {item[key]} [{pages.title(item['page'])}]" for item in items]
+    return ["", title, *rows]
+
+
+def text(report: dict) -> str:
+    """터미널(표준 오류)에 쓰는 한국어 보고서."""
     findings = report["findings"]
-    lines.append("")
-    lines.append(
-        f"찾은 것 {len(findings)}개" + (" (잰 이득, 그다음 몫이 큰 순서)" if findings else "")
-    )
+    lines = _header(report)
+    order = " (잰 이득, 그다음 몫이 큰 순서)" if findings else ""
+    lines += ["", f"찾은 것 {len(findings)}개{order}"]
     for number, item in enumerate(findings, 1):
-        lines.append(f"{number}. {item['title']} — {location(item)}")
-        lines.append(f"   {item['message']}")
-        lines.append(f"   · 페이지: {pages.label(item['page'])}")
-        details = []
-        if item.get("share") is not None:
-            details.append(f"스텝에서 이길 수 있는 몫 최대 {item['share']:.0%}")
-        measured = item.get("measured")
-        if measured:
-            details.append(
-                f"고친 것을 이 작업의 데이터로 잰 결과({measured['what']}): {measured['text']}"
-            )
-            if measured.get("start_s") is not None:
-                details.append(start_cost_text(measured))
-        elif item.get("fix_note"):
-            details.append(f"고친 것을 재지 않은 이유: {item['fix_note']}")
-        if item.get("unverified"):
-            details.append(item["unverified"])
-        for detail in details:
-            lines.append(f"   · {detail}")
-    if report["fine"]:
-        lines.append("")
-        lines.append("확인했고 괜찮은 것")
-        for item in report["fine"]:
-            lines.append(f" - {item['title']}: {item['note']} [{pages.title(item['page'])}]")
-    if report["not_checked"]:
-        lines.append("")
-        lines.append("이 작업에서 보지 못한 것")
-        for item in report["not_checked"]:
-            lines.append(f" - {item['title']}: {item['why']} [{pages.title(item['page'])}]")
-    for error in report.get("errors") or []:
-        lines.append(f"진단기 오류(작업에는 영향 없음): {error}")
+        lines += _finding(number, item)
+    lines += _listing("확인했고 괜찮은 것", report["fine"], "note")
+    lines += _listing("이 작업에서 보지 못한 것", report["not_checked"], "why")
+    lines += [f"진단기 오류(작업에는 영향 없음): {error}" for error in report.get("errors") or []]
     return "\n".join(lines) + "\n"
 
 

@@ -165,7 +165,7 @@ def host_sync(ev: dict) -> Check:
                 " 호출입니다."
             )
         message = (
-            f"{row['what']}을(를) 스텝마다 {row['per_step']:g}번 부릅니다. {why}"
+            f"스텝마다 {row['what']} 호출이 {row['per_step']:g}번 있습니다. {why}"
             " 값을 장치에 모아 두었다가 가끔 한 번에 읽으세요."
         )
         findings.append(
@@ -308,7 +308,7 @@ def fused_optimizer(ev: dict) -> Check:
         seen.add(site)
         path = "for-loop 기본 경로" if not opt["foreach"] else "foreach 경로"
         message = (
-            f"`{opt['class']}`을(를) {path}로 씁니다. 이 옵티마이저에는 모든 매개변수를 커널 하나로"
+            f"`{opt['class']}`의 갱신이 {path}로 돕니다. 이 옵티마이저에는 모든 매개변수를 커널 하나로"
             f" 갱신하는 `fused=True` 경로가 있습니다: `{opt['class']}(..., fused=True)`."
         )
         if share is not None:
