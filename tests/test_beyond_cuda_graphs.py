@@ -67,7 +67,7 @@ def test_manual_capture_refuses_cpu_before_doing_anything():
 def test_main_on_cpu_says_not_applicable(capsys):
     cg.main("cpu")
     out = capsys.readouterr().out
-    assert "해당 없음" in out
+    assert "해당하지 않습니다" in out
 
 
 @pytest.mark.skipif(not CUDA, reason="CUDA GPU에서만 확인합니다")

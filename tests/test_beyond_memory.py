@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from benchmarks import memory
+from measuring import memory
 from snippets import beyond_memory as mem
 
 # (토큰 수, d_model, 어휘, 조각 수): 나누어떨어지지 않는 토큰 수와 조각 하나짜리도 넣습니다.
@@ -51,7 +51,7 @@ def test_mean_per_chunk_would_be_wrong():
 
 PEAKS = """
 import json, torch
-from benchmarks import memory
+from measuring import memory
 from snippets import beyond_memory as mem
 torch.set_num_threads(1)
 sizes = {"tokens": 512, "d_model": 16, "vocab": 32768}

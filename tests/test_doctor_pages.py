@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from guide import registry
@@ -25,9 +26,13 @@ def test_the_table_matches_the_registry_id_title_and_doc_path():
     assert set(pages.table()) == wanted  # 규칙이 가리키지 않는 페이지는 담지 않습니다
 
 
-def test_the_site_address_is_the_one_mkdocs_builds():
+def test_the_site_address_is_where_the_repository_deploys_and_pages_are_html_files():
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
-    assert f"site_url: {pages.SITE}\n" in config
+    owner, name = re.search(r'repository: !ENV \[REPOSITORY_URL, "https://github.com/(.+)/(.+)"\]',
+                            config).groups()  # fmt: skip
+    assert pages.SITE == f"https://{owner}.github.io/{name}/"
+    assert "  - offline\n" in config  # 그래서 주소가 .html 파일입니다
+    assert pages.url("tip3") == pages.SITE + "tips/03-avoid-syncs.html"
 
 
 def test_the_text_report_names_each_finding_by_title_and_address():
@@ -49,7 +54,7 @@ def test_the_text_report_names_each_finding_by_title_and_address():
     }
     text = report.text(data)
     assert (
-        "팁 3: CPU↔GPU 동기화 피하기 (https://pytorch-kr.github.io/seven-tips/tips/03-avoid-syncs/)"
+        "팁 3: CPU↔GPU 동기화 피하기 (https://pytorch-kr.github.io/seven-tips/tips/03-avoid-syncs.html)"
         in text
     )
     assert "scaled_dot_product_attention" in text

@@ -28,7 +28,9 @@ INSTALL = re.compile(r"^%pip install --quiet (?P<packages>.+)$", re.M)
 
 
 def code_cells(notebook: dict) -> list[str]:
-    return [cell["source"] for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    # 파일의 source는 nbformat이 줄 목록으로 씁니다(nbformat 형식에서는 문자열과 같습니다).
+    sources = [cell["source"] for cell in notebook["cells"] if cell["cell_type"] == "code"]
+    return ["".join(source) if isinstance(source, list) else source for source in sources]
 
 
 def python_of(cell: str) -> str:

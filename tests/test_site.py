@@ -159,7 +159,7 @@ def test_every_snippet_reference_exists(page):
     ("include", "expected"),
     [
         ("snippets/tip4_create_on_device.py:no_such_section", '구역 "no_such_section"'),
-        ("snippets/no_such_file.py:fast", "no_such_file.py이(가) 없습니다"),
+        ("snippets/no_such_file.py:fast", "스니펫 파일이 없습니다(snippets/no_such_file.py)"),
         ("snippets/tip4_create_on_device.py:10:20", "줄 번호 대신"),
     ],
 )

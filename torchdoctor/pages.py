@@ -12,7 +12,8 @@ import functools
 import json
 from pathlib import Path
 
-SITE = "https://pytorch-kr.github.io/seven-tips/"  # mkdocs.yml의 site_url
+# 이 저장소(mkdocs.yml의 extra.repository 기본값)를 GitHub Pages가 배포하는 주소입니다.
+SITE = "https://pytorch-kr.github.io/seven-tips/"
 
 TABLE = Path(__file__).with_name("pages.json")
 
@@ -25,8 +26,9 @@ def table() -> dict[str, tuple[str, str]]:
 
 
 def url_path(doc: str) -> str:
-    """문서 경로(tips/03-avoid-syncs.md) → 사이트 안의 주소(tips/03-avoid-syncs/)."""
-    return doc.removesuffix(".md") + "/"
+    """문서 경로(tips/03-avoid-syncs.md) → 사이트 안의 주소(tips/03-avoid-syncs.html). 사이트는
+    offline 플러그인으로 빌드해 폴더 주소가 아니라 .html 파일 주소를 씁니다."""
+    return doc.removesuffix(".md") + ".html"
 
 
 def title(page: str) -> str:

@@ -309,7 +309,8 @@ def fused_optimizer(ev: dict) -> Check:
         path = "for-loop 기본 경로" if not opt["foreach"] else "foreach 경로"
         message = (
             f"`{opt['class']}`의 갱신이 {path}로 돕니다. 이 옵티마이저에는 모든 매개변수를"
-            f" 커널 하나로 갱신하는 `fused=True` 경로가 있습니다: `{opt['class']}(..., fused=True)`."
+            " 커널 하나로 갱신하는 `fused=True` 경로가 있습니다:"
+            f" `{opt['class']}(..., fused=True)`."
         )
         if share is not None:
             message += f" 옵티마이저 스텝이 학습 스텝의 {percent(share)}를 차지합니다."
