@@ -80,8 +80,8 @@ def test_chunked_loss_lowers_the_peak_memory():
                             capture_output=True, text=True, timeout=120, check=True)  # fmt: skip
     peaks = json.loads(result.stdout.strip().splitlines()[-1])
     assert peaks["loss_all_at_once"] > mem.logits_mib(512, 32768)
-    # 이 CPU에서 잰 값: 한 번에 약 4 × 로짓, 조각 16개(체크포인팅) 0.8–1.3 × 로짓(할당기가 앞서
-    # 놓은 메모리를 언제 돌려주는지에 따라), 체크포인팅 없이 조각만 나누면 약 2 × 로짓. 경계는 그 사이.
+    # 이 CPU에서 잰 값: 한 번에 약 4 × 로짓, 조각 16개(체크포인팅) 0.8–1.3 × 로짓(할당기가
+    # 메모리를 언제 돌려주는지에 따라), 체크포인팅 없이 조각만 나누면 약 2 × 로짓. 경계는 그 사이.
     assert peaks["loss_in_chunks"] < 1.5 * mem.logits_mib(512, 32768)
 
 
