@@ -81,6 +81,7 @@ def main(device):
 
     from torch.utils.benchmark import Timer
 
+    print(f"장치: {device}")
     if importlib.util.find_spec("torchdoctor") is None:
         # 내려받은 노트북처럼 저장소 밖에서 돌면 torchdoctor가 없습니다: 그렇다고 말하고 끝냅니다.
         print("torchdoctor가 설치되어 있지 않습니다. 저장소 폴더에서 `pip install .`로 설치하세요.")

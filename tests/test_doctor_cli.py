@@ -124,7 +124,7 @@ def test_under_torchrun_the_report_says_which_rank_it_saw(tmp_path):
     env = environment(RANK="1", WORLD_SIZE="2", LOCAL_RANK="1")
     result = doctor(*FAST, "--json", str(tmp_path / "r.json"), str(JOBS / "sync_loop.py"), env=env)
     assert result.returncode == 0, result.stderr
-    assert "torchrun 프로세스 2개 중 순위(rank) 1" in result.stderr
+    assert "torchrun 프로세스 2개 가운데 순위(rank) 1" in result.stderr
     assert json.loads((tmp_path / "r.rank1.json").read_text(encoding="utf-8"))["rank"]["rank"] == 1
 
 
