@@ -278,6 +278,19 @@ def test_findings_are_ranked_by_measured_payoff_then_by_share():
     assert [item["share"] for item in rank(items)] == [0.3, 0.9, 0.5, None]
 
 
+def test_a_fix_measured_slower_on_the_job_goes_last_and_says_to_keep_the_setting():
+    # lightning_intro.py(메모리의 TensorDataset)에서 워커 2개가 0.19배였는데 맨 앞에 권했습니다.
+    from torchdoctor.report import _details, rank
+
+    measured = {"ratio": 0.19, "verdict": "slower", "what": "워커 0개 → 2개",
+                "text": "0.19배 (0.18–0.20, 느려짐)"}  # fmt: skip
+    slower = {"share": 0.41, "measured": measured}
+    items = [slower, {"share": 0.07, "measured": None}, {"share": None, "measured": None}]
+    assert rank(items)[-1] is slower
+    assert "그대로 두세요" in " ".join(_details(slower))
+    assert not any("그대로 두세요" in d for d in _details({"share": 0.07, "measured": None}))
+
+
 # ----- 규칙과 사이트 -----
 def test_every_rule_has_a_function_and_a_registry_page_that_is_built():
     from guide import registry

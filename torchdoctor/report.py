@@ -31,11 +31,27 @@ def payoff(item: dict) -> float | None:
     return None
 
 
+def measured_without_gain(item: dict) -> bool:
+    """고친 것을 이 작업에서 재 봤는데 빨라지지 않았는지(느려짐, 차이 없음, 판정 보류)."""
+    measured = item.get("measured")
+    return bool(measured) and measured.get("verdict") != "faster"
+
+
+# 잰 결과가 빨라지지 않은 제안에 붙이는 말: 짐작(몫)보다 이 작업에서 잰 것이 앞섭니다.
+NO_GAIN = {
+    "slower": "이 작업에서 재 보니 고친 쪽이 느렸습니다. 지금 설정을 그대로 두세요.",
+    "same": "이 작업에서 재 보니 차이가 5%보다 작았습니다. 바꿀 까닭이 없습니다.",
+    "inconclusive": "이 작업에서 재 본 결과로는 판정을 보류합니다. 더 긴 작업에서 다시 재 보세요.",
+}
+
+
 def rank(findings: list[dict]) -> list[dict]:
     def key(item):
         gain = payoff(item)
         if gain is not None:
             return (0, -gain)
+        if measured_without_gain(item):
+            return (3, 0.0)  # 재 봤더니 값을 하지 않은 제안은 맨 뒤로
         if item.get("share") is not None:
             return (1, -item["share"])
         return (2, 0.0)
@@ -161,6 +177,8 @@ def _details(item: dict) -> list[str]:
         )
         if measured.get("start_s") is not None:
             details.append(start_cost_text(measured))
+        if measured_without_gain(item):
+            details.append(NO_GAIN.get(measured.get("verdict"), NO_GAIN["inconclusive"]))
     elif item.get("fix_note"):
         details.append(f"고친 것을 재지 않은 이유: {item['fix_note']}")
     if item.get("unverified"):
