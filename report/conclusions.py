@@ -8,10 +8,18 @@
 from __future__ import annotations
 
 from guide import registry
-from report import analysis, formatting, interaction
+from report import analysis, interaction
 from report.analysis import Group
-from report.formatting import format_number, format_ratio, josa, quoted
-from torchdoctor.words import WORDS, cumulative_text, interval_bounds, level_of, ratio_text
+from report.formatting import format_number, josa, quoted
+from torchdoctor.words import (
+    WORDS,
+    cumulative_text,
+    format_ratio,
+    format_seconds,
+    interval_bounds,
+    level_of,
+    ratio_text,
+)
 
 CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
@@ -259,7 +267,7 @@ def saving_text(group: Group) -> str:
     if not isinstance(count, int | float) or count <= 0:
         return ""
     saved = (baseline.entry["median_s"] - best.entry["median_s"]) / count
-    return f"{spec.saving_unit}마다 약 {formatting.format_seconds(saved)}"
+    return f"{spec.saving_unit}마다 약 {format_seconds(saved)}"
 
 
 def saving_sentence(group: Group) -> str:

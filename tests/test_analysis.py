@@ -8,7 +8,7 @@ import copy
 import pytest
 
 from guide import registry
-from report import analysis, curves, formatting, summary
+from report import analysis, curves, summary
 from tests.results_sample import cpu_document, entry, ratio, sample_document
 from tests.site_build import ROOT
 
@@ -16,24 +16,6 @@ from tests.site_build import ROOT
 @pytest.fixture
 def doc():
     return sample_document(ROOT)
-
-
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [(2.5, "2.5 s"), (0.00737, "7.37 ms"), (0.00011, "110 µs"), (3.2e-8, "32 ns"),
-     (1e-9, "1 ns")],
-)  # fmt: skip
-def test_format_seconds_picks_a_readable_unit(seconds, text):
-    assert formatting.format_seconds(seconds) == text
-
-
-@pytest.mark.parametrize(
-    ("ratio_value", "text"),
-    [(2.75, "2.75배"), (0.53, "0.53배"), (12.34, "12.3배"), (0.0123, "0.012배"),
-     (2e-6, "2e-06배"), (990_000.0, "990,000배")],
-)  # fmt: skip
-def test_format_ratio_keeps_two_significant_digits_at_any_size(ratio_value, text):
-    assert formatting.format_ratio(ratio_value) == text
 
 
 def test_the_inverse_swaps_the_bounds():
