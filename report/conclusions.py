@@ -114,6 +114,14 @@ def bf16_isa(group: Group, env: dict) -> str:
     return text
 
 
+def _with_ratio(rows: list[analysis.Row], verdict: str, lead: str = "") -> list[str]:
+    """판정이 verdict인 행마다 '이름(배수)'. 도구의 비용과 하나씩 빼기가 함께 씁니다.
+
+    lead("빼면 ")는 괄호 안의 배수가 무엇을 한 배수인지 밝힙니다.
+    """
+    return [f"{quoted(r.label)}({lead}{ratio_text(r.ratio)})" for r in rows if r.verdict == verdict]
+
+
 def overhead(group: Group, env: dict) -> str:
     others = [row for row in group.rows if row.role != "baseline" and row.ratio]
     if not others:
@@ -121,8 +129,7 @@ def overhead(group: Group, env: dict) -> str:
     same = [quoted(row.label) for row in others if row.verdict == "same"]
     slower = [f"{quoted(r.label)} {ratio_text(r.ratio)}" for r in others if r.verdict == "slower"]
     faster = [quoted(row.label) for row in others if row.verdict == "faster"]
-    held = [f"{quoted(r.label)}({ratio_text(r.ratio)})" for r in others
-            if r.verdict == "inconclusive"]  # fmt: skip
+    held = _with_ratio(others, "inconclusive")
     parts = []
     if slower:
         worst = group.costliest
@@ -203,10 +210,6 @@ def waterfall(group: Group, env: dict) -> str:
     return text
 
 
-def _removed(rows: list[analysis.Row], verdict: str) -> list[str]:
-    return [f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in rows if r.verdict == verdict]
-
-
 def leave_one_out(group: Group, env: dict) -> str:
     full = group.baseline
     cuda_only = set(group.page.cuda_only) if env["kind"] != "cuda" else set()
@@ -217,19 +220,11 @@ def leave_one_out(group: Group, env: dict) -> str:
         (row for row in removed if row.entry["variant"] not in cuda_only),
         key=lambda row: row.ratio.median,
     )
-    needed = [
-        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "slower"
-    ]
+    needed = _with_ratio(judged, "slower", "빼면 ")
     # 빼서 빨라지면 그 기법이 이 장치에서는 손해입니다(bf16 명령이 없는 CPU의 bf16 등).
-    harmful = [
-        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "faster"
-    ]
+    harmful = _with_ratio(judged, "faster", "빼면 ")
     free = [quoted(row.label) for row in judged if row.verdict == "same"]
-    held = [
-        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})"
-        for r in judged
-        if r.verdict == "inconclusive"
-    ]
+    held = _with_ratio(judged, "inconclusive", "빼면 ")
     text = f"모든 기법을 쓴 {quoted(full.label)}에서 하나씩 뺐을 때"
     text += f" 느려지는 것: {', '.join(needed)}." if needed else " 느려지는 것이 없습니다."
     if harmful:

@@ -786,6 +786,26 @@ def test_overhead_lists_every_faster_tool_as_noise():
     )
 
 
+def test_overhead_and_leave_one_out_write_a_held_verdict_with_its_interval():
+    # 판정 보류의 목록은 두 결론이 한 도우미로 씁니다. 빼 보기만 괄호 안에 '빼면'을 붙입니다.
+    same, held, slower = (1.0, 0.97, 1.03), (0.93, 0.90, 0.96), (0.8, 0.78, 0.82)
+    text = conclusions.conclusion(profiler_group(held, same, same), CPU_DEVICE)
+    assert text == (
+        '비용이 있는지 판정을 보류한 것: ‘profiler="simple"’(판정 보류: 0.90–0.96배, 느린 쪽). '
+        '기준과의 차이가 5%보다 작은 것: ‘profiler="advanced"’, ‘profiler="pytorch"’.'
+        f"{PROFILER_NOTE}"
+    )
+    text = conclusions.conclusion(capstone_groups(same, held, same, slower), CPU_DEVICE)
+    assert text.startswith(
+        "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것: "
+        "‘− scaled_dot_product_attention’(빼면 0.80배 (0.78–0.82, 느려짐)). 판정을 보류한 것: "
+        "‘− 워커·고정 메모리’(빼면 판정 보류: 0.90–0.96배, 느린 쪽)."
+    )
+    # 보류가 없으면 그 문장도 없습니다.
+    text = conclusions.conclusion(capstone_groups(same, same, same, slower), CPU_DEVICE)
+    assert "판정을 보류한 것" not in text
+
+
 def test_a_memory_metric_on_only_one_side_is_not_a_tradeoff():
     group = memory_group("peak_memory_mib", 300.0, 2.0)
     del group.rows[1].entry["metrics"]["peak_memory_mib"]
