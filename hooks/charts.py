@@ -10,8 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from hooks.chart_svg import INK, cached_svg, render_svg
-from report.formatting import format_ratio
-from torchdoctor.words import WORDS
+from torchdoctor.words import WORDS, format_ratio
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

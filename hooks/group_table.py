@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from guide import peaks
 from report import analysis, conclusions, formatting
+from torchdoctor.words import format_seconds
 
 
 @dataclass
@@ -62,7 +63,7 @@ def group_view(group: analysis.Group, device: dict, applies: bool) -> GroupView:
         cells = [
             row.label,
             role_label(row),
-            "계산값" if row.computed else formatting.format_seconds(row.entry["median_s"]),
+            "계산값" if row.computed else format_seconds(row.entry["median_s"]),
         ]
         if compared:
             cells.append(conclusions.ratio_cell(row, device, page) if not row.computed else "—")

@@ -27,7 +27,6 @@ class Settings:
     max_rounds: int = 300
     budget_s: float = 10.0
     target: float = stats.TARGET_HALF_WIDTH
-    warmup: bool = True
     memory: bool = True
     dry_run: bool = False
 

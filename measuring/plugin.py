@@ -94,8 +94,7 @@ def new_run(option) -> measurement.MeasurementRun:
     budget = option.budget if option.budget is not None else (8.0 if cuda else 10.0)
     settings = interleave.Settings(budget_s=budget)
     if option.dry_run:
-        settings = interleave.Settings(min_rounds=1, max_rounds=1, warmup=False, memory=False,
-                                       dry_run=True)  # fmt: skip
+        settings = interleave.Settings(min_rounds=1, max_rounds=1, memory=False, dry_run=True)
     return measurement.MeasurementRun(
         timing=option.benchmark,
         gpu=option.gpu,

@@ -11,7 +11,8 @@ from dataclasses import dataclass, field
 from guide import registry
 from report.curves import Point
 from results_format import provenance, schema
-from torchdoctor import stats, words
+from torchdoctor import words
+from torchdoctor.stats import Interval
 
 # 결과의 metrics를 보여 주는 방법: (이름, 단위, 클수록 좋은 속도인지). 속도만 천장과 비교합니다.
 METRIC_DISPLAY = {
@@ -38,18 +39,14 @@ ROLE_LABELS = {"baseline": "기준", "recommended": "권장 방식", "other": "�
 VERDICTS = words.WORDS
 
 
-# 짝 비율의 중앙값, 구간, 네 가지 판정(torchdoctor/stats.py). 글자는 torchdoctor.words.ratio_text.
-Ratio = stats.Interval
-
-
 @dataclass
 class Row:
     """표의 한 줄: 측정 하나와, 같은 묶음의 기준 및 천장에 대한 비교."""
 
     entry: dict
     label: str
-    ratio: Ratio | None = None
-    previous: Ratio | None = None  # 앞 단계 대비(전부 합치면의 폭포)
+    ratio: Interval | None = None
+    previous: Interval | None = None  # 앞 단계 대비(전부 합치면의 폭포)
     ceiling_percent: float | None = None
 
     @property
@@ -151,7 +148,9 @@ def groups_for(section: dict, page: registry.Page) -> list[Group]:
             entry["group"], Group(page, entry["group"], section["groups"].get(entry["group"], {}))
         )
         label = page.variant_label(entry["variant"], entry["params"])
-        row = Row(entry, label, Ratio.of(entry["ratio"]), Ratio.of(entry.get("versus_previous")))
+        row = Row(
+            entry, label, Interval.of(entry["ratio"]), Interval.of(entry.get("versus_previous"))
+        )
         ceiling = by_key.get(entry["ceiling"] or "")
         if ceiling:
             row.ceiling_percent = _ceiling_percent(row, ceiling)
@@ -201,7 +200,7 @@ def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult
 
 def sweep_points(sweep: dict) -> list[Point]:
     return [
-        Point(p["x"], Ratio.of(p["ratio"]), p["baseline_s"], p["variant_s"], p["metrics"])
+        Point(p["x"], Interval.of(p["ratio"]), p["baseline_s"], p["variant_s"], p["metrics"])
         for p in sorted(sweep["points"], key=lambda p: p["x"])
     ]
 

@@ -18,6 +18,7 @@ from guide import registry
 from report import analysis, formatting
 from results_format import results_file
 from results_format.validation import ResultsError
+from torchdoctor.stats import Interval
 from torchdoctor.words import ratio_text
 
 REVERSED = {("faster", "slower"), ("slower", "faster")}
@@ -26,7 +27,7 @@ REVERSED = {("faster", "slower"), ("slower", "faster")}
 @dataclass(frozen=True)
 class Item:
     where: str  # 사람이 읽는 이름: 페이지 · 묶음 · 변형
-    ratio: analysis.Ratio
+    ratio: Interval
 
 
 def items(doc: dict) -> dict[tuple, Item]:

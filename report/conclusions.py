@@ -8,10 +8,18 @@
 from __future__ import annotations
 
 from guide import registry
-from report import analysis, formatting, interaction
+from report import analysis, interaction
 from report.analysis import Group
-from report.formatting import format_number, format_ratio, josa, quoted
-from torchdoctor.words import WORDS, cumulative_text, interval_bounds, level_of, ratio_text
+from report.formatting import format_number, josa, quoted
+from torchdoctor.words import (
+    WORDS,
+    cumulative_text,
+    format_ratio,
+    format_seconds,
+    interval_bounds,
+    level_of,
+    ratio_text,
+)
 
 CPU_BF16_FLAGS = {"avx512_bf16": "AVX-512 BF16", "amx_bf16": "AMX"}
 CPU_FP16_FLAGS = ("avx512_fp16", "amx_fp16")
@@ -106,6 +114,14 @@ def bf16_isa(group: Group, env: dict) -> str:
     return text
 
 
+def _with_ratio(rows: list[analysis.Row], verdict: str, lead: str = "") -> list[str]:
+    """판정이 verdict인 행마다 '이름(배수)'. 도구의 비용과 하나씩 빼기가 함께 씁니다.
+
+    lead("빼면 ")는 괄호 안의 배수가 무엇을 한 배수인지 밝힙니다.
+    """
+    return [f"{quoted(r.label)}({lead}{ratio_text(r.ratio)})" for r in rows if r.verdict == verdict]
+
+
 def overhead(group: Group, env: dict) -> str:
     others = [row for row in group.rows if row.role != "baseline" and row.ratio]
     if not others:
@@ -113,8 +129,7 @@ def overhead(group: Group, env: dict) -> str:
     same = [quoted(row.label) for row in others if row.verdict == "same"]
     slower = [f"{quoted(r.label)} {ratio_text(r.ratio)}" for r in others if r.verdict == "slower"]
     faster = [quoted(row.label) for row in others if row.verdict == "faster"]
-    held = [f"{quoted(r.label)}({ratio_text(r.ratio)})" for r in others
-            if r.verdict == "inconclusive"]  # fmt: skip
+    held = _with_ratio(others, "inconclusive")
     parts = []
     if slower:
         worst = group.costliest
@@ -195,10 +210,6 @@ def waterfall(group: Group, env: dict) -> str:
     return text
 
 
-def _removed(rows: list[analysis.Row], verdict: str) -> list[str]:
-    return [f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in rows if r.verdict == verdict]
-
-
 def leave_one_out(group: Group, env: dict) -> str:
     full = group.baseline
     cuda_only = set(group.page.cuda_only) if env["kind"] != "cuda" else set()
@@ -209,19 +220,11 @@ def leave_one_out(group: Group, env: dict) -> str:
         (row for row in removed if row.entry["variant"] not in cuda_only),
         key=lambda row: row.ratio.median,
     )
-    needed = [
-        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "slower"
-    ]
+    needed = _with_ratio(judged, "slower", "빼면 ")
     # 빼서 빨라지면 그 기법이 이 장치에서는 손해입니다(bf16 명령이 없는 CPU의 bf16 등).
-    harmful = [
-        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})" for r in judged if r.verdict == "faster"
-    ]
+    harmful = _with_ratio(judged, "faster", "빼면 ")
     free = [quoted(row.label) for row in judged if row.verdict == "same"]
-    held = [
-        f"{quoted(r.label)}(빼면 {ratio_text(r.ratio)})"
-        for r in judged
-        if r.verdict == "inconclusive"
-    ]
+    held = _with_ratio(judged, "inconclusive", "빼면 ")
     text = f"모든 기법을 쓴 {quoted(full.label)}에서 하나씩 뺐을 때"
     text += f" 느려지는 것: {', '.join(needed)}." if needed else " 느려지는 것이 없습니다."
     if harmful:
@@ -259,7 +262,7 @@ def saving_text(group: Group) -> str:
     if not isinstance(count, int | float) or count <= 0:
         return ""
     saved = (baseline.entry["median_s"] - best.entry["median_s"]) / count
-    return f"{spec.saving_unit}마다 약 {formatting.format_seconds(saved)}"
+    return f"{spec.saving_unit}마다 약 {format_seconds(saved)}"
 
 
 def saving_sentence(group: Group) -> str:

@@ -9,7 +9,8 @@ import math
 
 from guide import registry
 from report import analysis, curves
-from report.formatting import format_number, format_seconds
+from report.formatting import format_number
+from torchdoctor.words import format_seconds
 
 
 def sweep_sentence(

@@ -1,11 +1,10 @@
-"""숫자와 이름을 사람이 읽는 글자로: 시간 단위, 큰 수의 쉼표, 배수, 구간의 자릿수, 조사.
+"""숫자와 이름을 사람이 읽는 글자로: 큰 수의 쉼표, 조사, 따옴표.
 
-표, 결론 문장, 차트, 요약 명령이 모두 이 함수로 써서 같은 숫자가 어디서나 같은 글자가 됩니다.
+시간 단위, 배수, 구간의 자릿수는 진단 보고서도 쓰므로 torchdoctor/words.py에 있습니다. 표, 결론
+문장, 차트, 요약 명령이 모두 이 두 곳의 함수로 써서 같은 숫자가 어디서나 같은 글자가 됩니다.
 """
 
 from __future__ import annotations
-
-from torchdoctor.words import format_ratio, format_seconds, interval_bounds  # noqa: F401 (함께 쓰는 서식)
 
 
 def format_number(value: float) -> str:

@@ -8,12 +8,13 @@ from guide import registry
 from report import analysis, conclusions, curve_sentences, formatting
 from results_format import results_file
 from results_format.validation import ResultsError
+from torchdoctor.words import format_seconds
 
 
 def describe_row(row: analysis.Row) -> str:
     parts = [row.label]
     if not row.computed:
-        parts.append(formatting.format_seconds(row.entry["median_s"]))
+        parts.append(format_seconds(row.entry["median_s"]))
     for name, value in row.shown_metrics().items():
         label, unit, rate = analysis.METRIC_DISPLAY[name]
         shown = f"{formatting.format_number(value)} {unit}".strip()

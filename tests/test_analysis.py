@@ -8,9 +8,10 @@ import copy
 import pytest
 
 from guide import registry
-from report import analysis, curves, formatting, summary
+from report import analysis, curves, summary
 from tests.results_sample import cpu_document, entry, ratio, sample_document
 from tests.site_build import ROOT
+from torchdoctor.stats import Interval
 
 
 @pytest.fixture
@@ -18,26 +19,8 @@ def doc():
     return sample_document(ROOT)
 
 
-@pytest.mark.parametrize(
-    ("seconds", "text"),
-    [(2.5, "2.5 s"), (0.00737, "7.37 ms"), (0.00011, "110 µs"), (3.2e-8, "32 ns"),
-     (1e-9, "1 ns")],
-)  # fmt: skip
-def test_format_seconds_picks_a_readable_unit(seconds, text):
-    assert formatting.format_seconds(seconds) == text
-
-
-@pytest.mark.parametrize(
-    ("ratio_value", "text"),
-    [(2.75, "2.75배"), (0.53, "0.53배"), (12.34, "12.3배"), (0.0123, "0.012배"),
-     (2e-6, "2e-06배"), (990_000.0, "990,000배")],
-)  # fmt: skip
-def test_format_ratio_keeps_two_significant_digits_at_any_size(ratio_value, text):
-    assert formatting.format_ratio(ratio_value) == text
-
-
 def test_the_inverse_swaps_the_bounds():
-    inverse = analysis.Ratio(2.0, 1.6, 2.5, 0.961).inverse()
+    inverse = Interval(2.0, 1.6, 2.5, 0.961).inverse()
     assert (inverse.median, inverse.low, inverse.high) == (0.5, 0.4, 0.625)
 
 
@@ -45,7 +28,7 @@ def test_rows_take_labels_from_the_registry_and_ratios_from_the_file(doc):
     [rand, ceiling] = analysis.groups_for(doc["pages"]["tip4"], registry.by_id("tip4"))
     assert [row.label for row in rand.rows] == ["CPU에서 만든 뒤 복사", "장치에서 바로 만들기"]
     assert rand.baseline.ratio is None
-    assert rand.recommended.ratio == analysis.Ratio(2.75, 2.70, 2.81, 0.961)
+    assert rand.recommended.ratio == Interval(2.75, 2.70, 2.81, 0.961)
     assert rand.title == "torch.rand (64 MiB)" and rand.work() == "텐서 1개"
     assert rand.info["rounds"] == 17 and ceiling.rows[0].role == "ceiling"
 
@@ -79,7 +62,7 @@ def overhead_group(*others):
     rows = [analysis.Row(entry("none", "overhead", "profiler-none", "baseline", 1.0), "없음")]
     for n, raw in enumerate(others):
         row = entry(f"p{n}", "overhead", "profiler-simple", "other", 1.0, ratio=ratio(*raw))
-        rows.append(analysis.Row(row, f"프로파일러 {n}", analysis.Ratio.of(row["ratio"])))
+        rows.append(analysis.Row(row, f"프로파일러 {n}", Interval.of(row["ratio"])))
     return analysis.Group(registry.by_id("tip7"), "overhead", rows=rows)
 
 
@@ -92,7 +75,7 @@ def test_the_costliest_tool_is_the_slowest_one_wholly_below_the_band():
 
 
 def point(x, median, low, high):
-    return curves.Point(x, analysis.Ratio(median, low, high, 0.961), 1.0, 1.0, {})
+    return curves.Point(x, Interval(median, low, high, 0.961), 1.0, 1.0, {})
 
 
 @pytest.mark.parametrize(
@@ -131,7 +114,7 @@ def break_even_rows(base_s, fast_s, fast_ratio, *, one_time=None, subtract_one_t
     ]  # fmt: skip
     page = registry.by_id("cudnn-benchmark")
     return [analysis.Group(page, "fixed", rows=[
-        analysis.Row(e, e["variant"], analysis.Ratio.of(e["ratio"])) for e in rows
+        analysis.Row(e, e["variant"], Interval.of(e["ratio"])) for e in rows
     ])]  # fmt: skip
 
 

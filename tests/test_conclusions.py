@@ -27,6 +27,7 @@ from tests.results_sample import (
     ratio,
 )
 from tests.site_build import ROOT
+from torchdoctor.stats import Interval
 
 
 @pytest.mark.parametrize(
@@ -73,8 +74,8 @@ def group_of(page_id, key, *rows):
     made = []
     for row in rows:
         label = page.variant_label(row["variant"], row["params"])
-        made.append(analysis.Row(row, label, analysis.Ratio.of(row["ratio"]),
-                                 analysis.Ratio.of(row.get("versus_previous"))))  # fmt: skip
+        made.append(analysis.Row(row, label, Interval.of(row["ratio"]),
+                                 Interval.of(row.get("versus_previous"))))  # fmt: skip
     return analysis.Group(page, key, rows=made)
 
 
@@ -264,7 +265,7 @@ def test_profiler_cost_names_the_most_expensive_and_calls_faster_noise():
 
 def test_a_sweep_sentence_says_where_the_interval_crosses_one():
     spec = registry.Sweep("width", "폭", "d_model", "폭(d_model)", "fp32", "bf16")
-    points = [curves.Point(x, analysis.Ratio(m, lo, hi, 0.961), 1.0, 1.0, {})
+    points = [curves.Point(x, Interval(m, lo, hi, 0.961), 1.0, 1.0, {})
               for x, m, lo, hi in [(32, 0.5, 0.45, 0.55), (128, 0.99, 0.96, 1.02),
                                    (512, 1.4, 1.3, 1.5)]]  # fmt: skip
     text = curve_sentences.sweep_sentence(spec, points)
@@ -274,13 +275,13 @@ def test_a_sweep_sentence_says_where_the_interval_crosses_one():
     )
     assert "≈" not in text
     assert text.endswith("재 본 범위 32–512).")  # 바뀌는 두 점이 아니라 잰 범위 전체
-    flat = [curves.Point(p.x, analysis.Ratio(1.0, 0.97, 1.03, 0.961), 1.0, 1.0, {}) for p in points]
+    flat = [curves.Point(p.x, Interval(1.0, 0.97, 1.03, 0.961), 1.0, 1.0, {}) for p in points]
     assert "교차점이 없습니다" in curve_sentences.sweep_sentence(spec, flat)
 
 
 def test_a_sweep_that_goes_up_and_down_names_each_stretch_instead_of_one_crossover():
     spec = registry.Sweep("channels", "채널", "channels", "채널 수", "nchw", "nhwc")
-    points = [curves.Point(x, analysis.Ratio(m, lo, hi, 0.961), 1.0, 1.0, {})
+    points = [curves.Point(x, Interval(m, lo, hi, 0.961), 1.0, 1.0, {})
               for x, m, lo, hi in [(8, 0.7, 0.68, 0.72), (16, 1.1, 1.08, 1.12),
                                    (32, 1.1, 1.07, 1.12), (64, 1.0, 0.98, 1.02),
                                    (256, 0.96, 0.955, 0.97)]]  # fmt: skip
@@ -635,13 +636,13 @@ def test_a_leave_one_out_sentence_is_exact_with_harmful_free_and_idle_techniques
     # 빼면 더 빨라지는 것이 둘이면 가장 많이 빨라지는 것부터 씁니다.
     removed.rows.append(analysis.Row(
         entry("b", "leave-one-out", "without-bf16", "other", 1.0, ratio=ratio(1.1, 1.06, 1.14)),
-        "− bf16", analysis.Ratio.of(ratio(1.1, 1.06, 1.14))))  # fmt: skip
+        "− bf16", Interval.of(ratio(1.1, 1.06, 1.14))))  # fmt: skip
     removed.rows.append(analysis.Row(
         entry("t", "leave-one-out", "without-tf32", "other", 1.0, ratio=ratio(*slower)),
-        "− TF32", analysis.Ratio.of(ratio(*slower))))  # fmt: skip
+        "− TF32", Interval.of(ratio(*slower))))  # fmt: skip
     removed.rows.append(analysis.Row(
         entry("p", "leave-one-out", "without-pad", "other", 1.0, ratio=ratio(*same)),
-        "− 어휘 맞추기", analysis.Ratio.of(ratio(*same))))  # fmt: skip
+        "− 어휘 맞추기", Interval.of(ratio(*same))))  # fmt: skip
     text = conclusions.conclusion(removed, CPU_DEVICE)
     assert text.startswith(
         "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것: "
@@ -785,6 +786,26 @@ def test_overhead_lists_every_faster_tool_as_noise():
     )
 
 
+def test_overhead_and_leave_one_out_write_a_held_verdict_with_its_interval():
+    # 판정 보류의 목록은 두 결론이 한 도우미로 씁니다. 빼 보기만 괄호 안에 '빼면'을 붙입니다.
+    same, held, slower = (1.0, 0.97, 1.03), (0.93, 0.90, 0.96), (0.8, 0.78, 0.82)
+    text = conclusions.conclusion(profiler_group(held, same, same), CPU_DEVICE)
+    assert text == (
+        '비용이 있는지 판정을 보류한 것: ‘profiler="simple"’(판정 보류: 0.90–0.96배, 느린 쪽). '
+        '기준과의 차이가 5%보다 작은 것: ‘profiler="advanced"’, ‘profiler="pytorch"’.'
+        f"{PROFILER_NOTE}"
+    )
+    text = conclusions.conclusion(capstone_groups(same, held, same, slower), CPU_DEVICE)
+    assert text.startswith(
+        "모든 기법을 쓴 ‘컴파일을 뺀 마지막 단계(팁 모두)’에서 하나씩 뺐을 때 느려지는 것: "
+        "‘− scaled_dot_product_attention’(빼면 0.80배 (0.78–0.82, 느려짐)). 판정을 보류한 것: "
+        "‘− 워커·고정 메모리’(빼면 판정 보류: 0.90–0.96배, 느린 쪽)."
+    )
+    # 보류가 없으면 그 문장도 없습니다.
+    text = conclusions.conclusion(capstone_groups(same, same, same, slower), CPU_DEVICE)
+    assert "판정을 보류한 것" not in text
+
+
 def test_a_memory_metric_on_only_one_side_is_not_a_tradeoff():
     group = memory_group("peak_memory_mib", 300.0, 2.0)
     del group.rows[1].entry["metrics"]["peak_memory_mib"]
@@ -805,7 +826,7 @@ def leave_one_out_with_cuda_only_removals(device):
             analysis.Row(
                 entry(key, "leave-one-out", variant, "other", 1.0, ratio=raw),
                 label,
-                analysis.Ratio.of(raw),
+                Interval.of(raw),
             )
         )
     return conclusions.conclusion(removed, device)  # fmt: skip

@@ -10,6 +10,7 @@ import pytest
 
 from guide import registry
 from report import analysis, curve_sentences, curves
+from torchdoctor.stats import Interval
 
 FASTER, SLOWER, SAME = (1.4, 1.3, 1.5), (0.5, 0.45, 0.55), (1.0, 0.97, 1.03)
 HELD = (1.05, 1.02, 1.09)  # 1.05에 걸친 구간: 판정 보류
@@ -17,7 +18,7 @@ WIDTH = registry.Sweep("width", "폭", "d_model", "폭(d_model)", "fp32", "bf16"
 
 
 def points(*stretch):
-    return [curves.Point(x, analysis.Ratio(*raw, 0.961), 1.0, 1.0, {}) for x, raw in stretch]
+    return [curves.Point(x, Interval(*raw, 0.961), 1.0, 1.0, {}) for x, raw in stretch]
 
 
 @pytest.mark.parametrize(
