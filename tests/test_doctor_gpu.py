@@ -190,6 +190,7 @@ class FakeProfiler:
     def start(self):
         from torch.profiler import ProfilerActivity, profile
 
+        self.fake._called("profiler_start")
         self.fake.profiled.append(("start", getattr(self.fake.doctor, "step", None)))
         self.real = profile(activities=[ProfilerActivity.CPU])
         self.real.__enter__()
@@ -210,7 +211,7 @@ class FakeCuda:
         self.now = 0.0
         self.mode = 0
         self.modes: list = []  # set_sync_debug_mode에 넘긴 값
-        self.synced: list = []  # synchronize()를 부른 때의 진단기 단계
+        self.synced: list = []  # synchronize()를 부른 때의 (진단기 단계, 끝난 스텝 수)
         self.profiled: list = []
         self.calls: list = []
         self.clock_reads = 0
@@ -236,7 +237,9 @@ class FakeCuda:
 
     def synchronize(self):
         self.calls.append("synchronize")
-        self.synced.append(getattr(self.doctor, "phase", None))
+        self.synced.append(
+            (getattr(self.doctor, "phase", None), getattr(self.doctor, "step", None))
+        )
 
     def set_mode(self, mode):
         self.modes.append(mode)
@@ -346,12 +349,13 @@ def test_on_cuda_the_doctor_wires_events_sync_warnings_and_one_profiled_step(fak
     assert ev["gpu_data_s"] == [DATA_S] * 5
     assert len(ev["step_s"]) == len(ev["data_s"]) == 5  # 호스트 시계도 그대로 잽니다
     # 동기화는 연산 탐침의 끝과, 창이 닫힌 뒤 한 번뿐입니다(창의 스텝 안에서는 부르지 않습니다)
-    assert fake_cuda.synced == ["ops", "after"]
+    assert fake_cuda.synced == [("ops", 4), ("after", 10)]
     # 동기화 경고는 호출 탐침 스텝(2–3) 동안만 켜고, 끝나면 전의 모드로 되돌립니다
     assert fake_cuda.modes == ["warn", 0]
     # 프로파일러는 연산 탐침 다음의 한 스텝(5)만: 스텝 4가 끝날 때 켜고 스텝 5가 끝날 때 끕니다
     assert fake_cuda.profiled == [("start", 4), ("stop", 5)]
     assert ev["debug"]["profiler_steps"] == 0 and ev["debug"]["profiler_at"] is None
+    assert not watcher.own_profiler  # 끈 뒤에는 작업이 켠 프로파일러를 다시 셉니다
     profile = ev["profile"]  # synthetic_step()을 프로파일러의 이벤트 모양으로 거쳐 줄인 것
     assert profile["pageable_htod"] == {"count": 1, "seconds": pytest.approx(0.0002)}
     assert profile["idle_share"] == pytest.approx(0.55, abs=1e-4)
@@ -450,12 +454,46 @@ def test_on_cuda_one_profiled_step_sits_between_the_op_probe_and_the_window(fake
         timed.stop()
 
 
+def test_the_doctor_leaves_the_profiler_to_a_job_that_runs_its_own(fake_cuda):
+    from torch.profiler import ProfilerActivity, profile
+
+    watcher = doctor_module.Doctor(cuda=fake_cuda, **WATCH)
+    fake_cuda.doctor = watcher
+    with watcher, profile(activities=[ProfilerActivity.CPU]):  # 작업이 켠 프로파일러
+        train(fake_cuda)
+    assert fake_cuda.profiled == [] and watcher.errors == []  # 켜지 않았고, 실패도 없습니다
+    ev = watcher.evidence()
+    assert ev["profile"] is None and ev["debug"]["profiler_steps"] == 12
+    assert ev["gpu_step_s"] == [STEP_S] * 5  # 나머지 CUDA 경로는 그대로
+
+
+def test_a_job_that_stops_inside_the_profiled_step_gets_the_profiler_turned_off(fake_cuda):
+    watcher, _, _ = watched(fake_cuda, batches=4)  # 스텝 4가 끝나며 켠 프로파일러의 스텝에서 끝남
+    assert fake_cuda.profiled == [("start", 4), ("stop", 4)]
+    assert watcher.evidence()["profile"] is None  # 끝나지 않은 스텝은 줄이지 않습니다
+    assert not watcher.own_profiler and not torch._C._autograd._profiler_enabled()
+    assert watcher.errors == []
+
+
+def test_the_real_step_profiler_waits_for_the_device_before_it_closes():
+    seen = []
+    profiler = gpu.StepProfiler(lambda: seen.append(torch._C._autograd._profiler_enabled()))
+    with warnings.catch_warnings(), gpu.native_stderr_quiet():
+        warnings.simplefilter("ignore")  # 이 CPU 빌드에는 CUDA 활동이 없다는 경고
+        profiler.start()
+        torch.ones(4, 4) @ torch.ones(4, 4)
+        recorded = profiler.stop()
+    assert seen == [True]  # 동기화는 프로파일러를 닫기 전에 한 번
+    assert not torch._C._autograd._profiler_enabled()
+    assert any(name == "aten::matmul" for name, *_ in gpu.profiler_events(recorded))
+
+
 def test_a_job_that_stops_inside_the_window_reads_the_events_once_at_stop(fake_cuda):
     watcher, _, _ = watched(fake_cuda, batches=7)  # 창의 스텝 6, 7까지만
     ev = watcher.evidence()
     assert ev["gpu_step_s"] == [STEP_S] * 2
     assert len(ev["step_s"]) == 2
-    assert fake_cuda.synced == ["ops", "timed"]  # 작업이 끝난 뒤(stop) 한 번
+    assert fake_cuda.synced == [("ops", 4), ("timed", 7)]  # 작업이 끝난 뒤(stop) 한 번
 
 
 @pytest.mark.parametrize(
@@ -464,6 +502,7 @@ def test_a_job_that_stops_inside_the_window_reads_the_events_once_at_stop(fake_c
         ("event", "CUDA 이벤트: RuntimeError: 가짜 event 오류", "gpu_step_s"),
         ("sync_warnings", "동기화 경고: RuntimeError: 가짜 sync_warnings 오류", "cuda_syncs"),
         ("profiler", "프로파일러: RuntimeError: 가짜 profiler 오류", "profile"),
+        ("profiler_start", "프로파일러: RuntimeError: 가짜 profiler_start 오류", "profile"),
     ],
 )
 def test_a_failing_cuda_piece_is_written_down_and_the_job_and_the_rest_go_on(
@@ -476,8 +515,9 @@ def test_a_failing_cuda_piece_is_written_down_and_the_job_and_the_rest_go_on(
     ev = watcher.evidence()
     assert ev[lost] in (None, [])
     assert len(ev["step_s"]) == 5 and ev["steps_seen"] == 12  # 나머지 진단은 그대로
-    if fail == "profiler":
+    if fail.startswith("profiler"):
         assert fake.profiled == [] and not watcher.own_profiler
+        assert not torch._C._autograd._profiler_enabled()
     if fail != "event":
         assert ev["gpu_step_s"] == [STEP_S] * 5
 
@@ -530,9 +570,10 @@ def test_on_cuda_the_call_watch_times_sync_calls_and_moves_warnings_to_the_calli
     watch = probes.CallWatch("cuda", clock=Clock(1.0, 1.25, 2.0, 2.5))
     tensor = torch.ones(1).as_subclass(OnCuda)
 
-    def synchronizing():
+    def synchronizing():  # 호출 하나 안에서 동기화 둘: 잰 시간을 둘로 나눕니다
         warnings.warn(SYNC_MESSAGE, stacklevel=1)
         warnings.warn("다른 경고", stacklevel=1)
+        warnings.warn(SYNC_MESSAGE, stacklevel=1)
         return torch.ones(1)
 
     with warnings.catch_warnings(record=True) as leaked:
@@ -543,10 +584,20 @@ def test_on_cuda_the_call_watch_times_sync_calls_and_moves_warnings_to_the_calli
     key = ("`.item()`", HERE, line_of("WATCH-ITEM"))
     assert watch.syncs[-1] == {key: 1}
     assert watch.sync_seconds[-1] == {key: 0.25}
-    (record,) = watch.sync_records[-1]
-    assert (record.filename, record.lineno, record.seconds) == (HERE, line_of("WATCH-WARNED"), 0.5)
+    records = [(r.filename, r.lineno, r.seconds) for r in watch.sync_records[-1]]
+    assert records == [(HERE, line_of("WATCH-WARNED"), 0.25)] * 2
     watch.drop_last_step()
     assert watch.sync_records == watch.sync_seconds == watch.syncs == []
+
+
+def test_a_sync_warning_inside_a_library_call_is_not_put_on_a_readers_line(monkeypatch):
+    watch = probes.CallWatch("cuda", clock=Clock(1.0, 2.0))
+    monkeypatch.setattr(
+        probes, "direct_caller", lambda: None
+    )  # 부른 곳이 torch.optim 같은 라이브러리
+    with warnings.catch_warnings(record=True):
+        watch.__torch_function__(lambda: warnings.warn(SYNC_MESSAGE, stacklevel=1), (), ())
+    assert watch.sync_records == [[]]
 
 
 def test_on_a_cpu_the_call_watch_reads_no_clock():
