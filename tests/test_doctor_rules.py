@@ -384,3 +384,176 @@ def test_launch_bound_needs_many_short_ops_and_an_idle_gpu_each_at_its_bound():
     assert item["share"] == pytest.approx(0.8)  # GPU가 쉰 몫(1 − 0.002/0.01)
     assert "900개" in item["message"] and "5 µs" in item["message"] and "20%" in item["message"]
     assert launch(ops__ops=200).fine == "연산 200개, GPU가 일한 몫 20%"
+
+
+# ----- CUDA 증거: GPU 시계, 동기화 경고, 프로파일러 한 스텝(문제가 있는 증거와 없는 증거) -----
+def cuda_wait(**changes):
+    """CUDA 작업: 호스트 시계로는 60%를 기다렸는데 GPU 시계로는 10%만 쉰 창(이슈의 예)."""
+    base = {
+        "loader__num_workers": 0,
+        "loader__pin_memory": False,
+        "data_s": [0.006] * 10,
+        "gpu_step_s": [0.01] * 10,
+        "gpu_data_s": [0.001] * 10,
+    }
+    return rules.evaluate(evidence(**(base | changes)))
+
+
+def test_on_cuda_the_data_rule_prefers_the_gpu_clock_and_says_which_clock_measured_it():
+    (item,) = cuda_wait()["data-wait"].findings
+    assert item["share"] == 0.1  # 호스트 시계의 60%가 아니라
+    assert item["evidence"] == {
+        "data_share": 0.1,
+        "num_workers": 0,
+        "clock": "gpu",
+        "host_data_share": 0.6,
+    }
+    assert item["message"].endswith(rules.CLOCK_NOTE["gpu"])
+    assert item["message"].startswith("스텝 시간의 10%를")
+    assert item["unverified"] == catalog.NOT_RUN_ON_GPU  # GPU 시계는 GPU에서 아직 돌려 보지 않음
+    below = cuda_wait(gpu_data_s=[0.00099] * 10)["data-wait"]
+    assert not below.findings
+    assert below.fine == "다음 배치를 기다린 몫 10% (기준 10% 미만, GPU 시계)"
+    with_workers = cuda_wait(loader__num_workers=2)["data-wait-workers"]
+    (item,) = with_workers.findings
+    assert item["evidence"]["clock"] == "gpu" and item["share"] == 0.1
+
+
+def test_on_cuda_without_gpu_events_the_data_rule_says_the_host_clock_may_overstate():
+    for missing in ({"gpu_step_s": None, "gpu_data_s": None}, {"gpu_step_s": [0.0] * 10}):
+        (item,) = cuda_wait(**missing)["data-wait"].findings
+        assert item["share"] == 0.6
+        assert item["evidence"] == {
+            "data_share": 0.6,
+            "num_workers": 0,
+            "clock": "host",
+            "host_data_share": 0.6,
+        }
+        assert item["message"].endswith(rules.CLOCK_NOTE["host"])
+        assert item["unverified"] is None
+    quiet = cuda_wait(gpu_step_s=None, data_s=[0.0009] * 10)["data-wait"]
+    assert quiet.fine == "다음 배치를 기다린 몫 9% (기준 10% 미만, 호스트 시계)"
+
+
+def test_on_a_cpu_the_data_rule_ignores_gpu_values_and_keeps_its_words():
+    ev = evidence(device="cpu", gpu=None, loader__num_workers=0, data_s=[0.006] * 10)
+    ev |= {"gpu_step_s": [0.01] * 10, "gpu_data_s": [0.0] * 10}
+    (item,) = rules.evaluate(ev)["data-wait"].findings
+    assert item["share"] == 0.6 and item["evidence"] == {"data_share": 0.6, "num_workers": 0}
+    assert "시계" not in item["message"] and item["unverified"] is None
+    ev["data_s"] = [0.0009] * 10
+    assert rules.evaluate(ev)["data-wait"].fine == "다음 배치를 기다린 몫 9% (기준 10% 미만)"
+
+
+PAGEABLE = {"count": 2, "seconds": 0.0004}
+
+
+def test_the_pin_rule_names_the_pageable_copies_the_profiled_step_saw():
+    checks = cuda_wait(gpu_data_s=[0.003] * 10, profile={"pageable_htod": PAGEABLE})
+    (item,) = checks["unpinned-batches"].findings
+    assert item["evidence"] == {
+        "data_share": 0.3,
+        "clock": "gpu",
+        "host_data_share": 0.6,
+        "pageable_htod": 2,
+        "pageable_s": 0.0004,
+    }
+    assert "호스트→장치 복사가 2번(400 µs) 있었습니다" in item["message"]
+    assert item["message"].endswith(rules.CLOCK_NOTE["gpu"]) and item["share"] == 0.3
+
+
+def test_the_pin_rule_stays_quiet_when_the_profiled_step_copied_nothing_pageable():
+    none = {"count": 0, "seconds": 0.0}
+    check = cuda_wait(gpu_data_s=[0.003] * 10, profile={"pageable_htod": none})["unpinned-batches"]
+    assert not check.findings
+    assert check.fine == (
+        "프로파일러로 기록한 한 스텝에 고정되지 않은 메모리에서 온 호스트→장치 복사가 없습니다"
+    )
+    low = cuda_wait(profile={"pageable_htod": PAGEABLE}, gpu_data_s=[0.00099] * 10)
+    assert (
+        low["unpinned-batches"].fine
+        == "다음 배치를 기다린 몫 10%(GPU 시계): 복사가 병목이 아닙니다"
+    )
+    (item,) = cuda_wait(gpu_data_s=[0.001] * 10, profile=None)["unpinned-batches"].findings
+    assert "pageable_htod" not in item["evidence"] and "번(" not in item["message"]
+
+
+def sync_row(line, per_step=1.0, seconds=None, file="t.py"):
+    return {
+        "file": file,
+        "line": line,
+        "count": 2,
+        "per_step": per_step,
+        "seconds_per_step": seconds,
+    }
+
+
+def test_on_cuda_the_sync_rule_reports_warned_lines_the_call_watch_could_not_see():
+    ev = evidence(cuda_syncs=[sync_row(7, seconds=0.003), sync_row(8, per_step=0.99)])
+    (item,) = rules.evaluate(ev)["host-sync"].findings  # 스텝마다 한 번이 안 되는 줄 8은 빼고
+    assert (item["file"], item["line"]) == ("t.py", 7)
+    assert item["evidence"] == {
+        "per_step": 1.0,
+        "call": None,
+        "source": "set_sync_debug_mode",
+        "seconds_per_step": 0.003,
+    }
+    assert '`set_sync_debug_mode("warn")`가 이 줄에서 스텝마다 1번' in item["message"]
+    assert "스텝마다 3 ms입니다" in item["message"]
+    assert item["unverified"] == catalog.NOT_RUN_ON_GPU
+
+
+def test_a_line_both_probes_saw_is_reported_once_with_its_measured_wait():
+    call = {"what": "`.item()`", "file": "t.py", "line": 7, "per_step": 1.0}
+    ev = evidence(syncs=[call | {"seconds_per_step": 0.002}], cuda_syncs=[sync_row(7)])
+    (item,) = rules.evaluate(ev)["host-sync"].findings
+    assert item["evidence"] == {"per_step": 1.0, "call": "`.item()`", "seconds_per_step": 0.002}
+    assert "스텝마다 2 ms입니다" in item["message"]
+    assert item["unverified"] == catalog.NOT_RUN_ON_GPU
+    other_file = evidence(syncs=[call], cuda_syncs=[sync_row(7, file="u.py")])
+    assert [i["file"] for i in rules.evaluate(other_file)["host-sync"].findings] == ["t.py", "u.py"]
+    (plain,) = rules.evaluate(evidence(syncs=[call]))["host-sync"].findings
+    assert plain["evidence"] == {"per_step": 1.0, "call": "`.item()`"}
+    assert "호스트 시간" not in plain["message"] and plain["unverified"] is None
+
+
+def test_the_sync_rule_is_fine_on_cuda_without_warnings_and_ignores_them_on_a_cpu():
+    check = rules.evaluate(evidence(cuda_syncs=[sync_row(8, per_step=0.5)]))["host-sync"]
+    assert check.fine == (
+        "탐침 스텝 2개에서 스텝마다 부른 동기화 호출 없음,"
+        ' `set_sync_debug_mode("warn")`가 스텝마다 알린 동기화도 없음'
+    )
+    without = rules.evaluate(evidence())["host-sync"]  # 동기화 경고를 잡지 않은 증거
+    assert without.fine == "탐침 스텝 2개에서 스텝마다 부른 동기화 호출 없음"
+    on_cpu = evidence(device="cpu", gpu=None, cuda_syncs=[sync_row(7)])
+    assert not rules.evaluate(on_cpu)["host-sync"].findings
+
+
+def profiled(idle, short):
+    return {"profile": {"idle_share": idle, "kernels": {"short_share": short}}}
+
+
+def test_launch_bound_reads_the_profiled_steps_idle_share_and_short_kernels_at_their_bounds():
+    (item,) = launch(**profiled(0.51, 0.51)).findings
+    assert item["share"] == 0.51 and item["evidence"] == {"idle_share": 0.51, "short_share": 0.51}
+    assert "프로파일러로 기록한 한 스텝에서 커널의 51%가 20 µs보다 짧아" in item["message"]
+    assert "GPU가 스텝의 49%만 일합니다" in item["message"]
+    assert (
+        launch(**profiled(0.5, 0.51)).fine == "연산 900개, GPU가 일한 몫 50% (프로파일러 한 스텝)"
+    )
+    assert not launch(**profiled(0.51, 0.5)).findings  # 짧은 커널이 절반을 넘어야 합니다
+    assert not launch(ops__ops=200, **profiled(0.9, 0.9)).findings
+
+
+def test_the_profiled_step_outweighs_the_op_probe_for_launch_bound():
+    # 연산 탐침으로는 GPU가 90% 일했지만(op_s 0.009 / 0.01), 프로파일러의 시간표로는 60%를 쉽니다
+    (item,) = launch(ops__op_s=0.009, **profiled(0.6, 0.9)).findings
+    assert item["share"] == 0.6
+    # 연산 탐침으로는 20%만 일했지만, 프로파일러로는 10%만 쉽니다
+    assert launch(**profiled(0.1, 0.9)).fine == "연산 900개, GPU가 일한 몫 90% (프로파일러 한 스텝)"
+    # 연산 탐침으로는 중앙값이 길지만(30 µs), 커널의 대부분이 짧습니다
+    assert launch(ops__median_op_s=30e-6, **profiled(0.6, 0.9)).findings
+    # 커널이 없는 기록(짧은 몫 없음): 중앙값으로 봅니다
+    (item,) = launch(**profiled(0.6, None)).findings
+    assert "중앙값이 5 µs라" in item["message"] and item["evidence"] == {"idle_share": 0.6}
+    assert not launch(ops__median_op_s=30e-6, **profiled(0.6, None)).findings

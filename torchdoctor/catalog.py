@@ -10,6 +10,11 @@ from dataclasses import dataclass
 
 # 이 장치에서 규칙의 논리를 실제 작업으로 돌려 본 적이 있는지(보고서와 페이지에 씁니다)
 NOT_RUN_ON_GPU = "GPU에서 아직 실행해 보지 않음"
+# CUDA에서 배치를 기다린 몫을 재는 시계(데이터 규칙 둘이 같은 문장을 씁니다)
+CUDA_CLOCK = (
+    " CUDA에서는 그 몫을 CUDA 이벤트(GPU 시계)로 재어 배치를 기다리느라 GPU가 쉰 시간만"
+    f" 셉니다({NOT_RUN_ON_GPU})."
+)
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,7 @@ RULES: tuple[Rule, ...] = (
         "데이터 기다림(워커 0개)",
         "스텝 중 다음 배치를 기다린 몫이 10%를 넘고 `num_workers=0`이면, 로더를 도는 줄과 그 몫을"
         " 알리고, 작업이 끝난 뒤 같은 데이터셋으로 워커 수를 바꾼 로더를 만들어 배치를 읽는 시간을"
-        " 섞인 라운드로 잽니다.",
+        " 섞인 라운드로 잽니다." + CUDA_CLOCK,
         fix="loader",
     ),
     Rule(
@@ -38,7 +43,7 @@ RULES: tuple[Rule, ...] = (
         "dataloader-workers",
         "데이터 기다림(워커가 있어도)",
         "워커가 있는데도 배치를 기다린 몫이 10%를 넘으면, 로더의 `persistent_workers`와"
-        " `prefetch_factor`를 알리고 워커를 더 둔 로더로 배치를 읽는 시간을 잽니다.",
+        " `prefetch_factor`를 알리고 워커를 더 둔 로더로 배치를 읽는 시간을 잽니다." + CUDA_CLOCK,
         fix="loader",
     ),
     Rule(
@@ -46,7 +51,8 @@ RULES: tuple[Rule, ...] = (
         "tip2",
         "고정되지 않은 배치 메모리",
         "CUDA로 학습하면서 배치를 기다린 몫이 10%를 넘고 로더에 `pin_memory=True`가 없으면"
-        " 알립니다.",
+        " 알립니다. 프로파일러로 기록한 한 스텝에서 고정되지 않은 메모리에서 온 호스트→장치 복사를"
+        " 세어 함께 알리고, 그 스텝에 그런 복사가 없으면 알리지 않습니다.",
         cuda_only=True,
     ),
     Rule(
@@ -55,7 +61,9 @@ RULES: tuple[Rule, ...] = (
         "스텝마다 호스트 동기화",
         "탐침 스텝마다 빠짐없이 부른 `.item()`, `.tolist()`, `.cpu()`, `bool(텐서)`, 텐서 출력을"
         " 부른"
-        ' 줄과 스텝당 횟수로 알립니다. CPU에서는 "GPU에서라면 동기화하는 호출"로 셉니다.',
+        ' 줄과 스텝당 횟수로 알립니다. CPU에서는 "GPU에서라면 동기화하는 호출"로 셉니다.'
+        ' CUDA에서는 `set_sync_debug_mode("warn")`가 알린 동기화의 줄도 알리고, 동기화 호출 안에서'
+        f" 호스트가 기다린 시간을 잽니다({NOT_RUN_ON_GPU}).",
     ),
     Rule(
         "host-tensor-move",
@@ -121,7 +129,9 @@ RULES: tuple[Rule, ...] = (
         "compile",
         "짧은 커널이 많은 스텝",
         "CUDA에서 연산이 많고(스텝당 200개 넘게) 하나하나가 짧으며(중앙값 20 µs 미만) GPU가 스텝의"
-        " 절반도 일하지 않으면 `torch.compile`과 CUDA 그래프를 권합니다.",
+        " 절반도 일하지 않으면 `torch.compile`과 CUDA 그래프를 권합니다. 프로파일러로 기록한 한"
+        " 스텝이 있으면 커널의 절반 넘게 20 µs보다 짧은지와 GPU가 쉰 몫을 그 스텝의 시간표로"
+        " 봅니다.",
         cuda_only=True,
     ),
     Rule(

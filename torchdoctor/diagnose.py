@@ -14,10 +14,12 @@ def notes_for(doctor, ev: dict) -> list[str]:
             " 옵티마이저)으로 스텝을 나눕니다. 학습 루프가 이 스크립트 안에서 도는지 확인하세요."
         )
     elif not ev["step_s"]:
-        wanted = doctor.skip_steps + doctor.probe_steps + 1 + 2
+        # 탐침: 호출, 연산, CUDA면 프로파일러 한 스텝(Doctor.probe_step_count와 같습니다)
+        probes = doctor.probe_steps + 1 + (1 if ev.get("device") == "cuda" else 0)
+        wanted = doctor.skip_steps + probes + 2
         notes.append(
             f"작업이 시간 창에 이르지 못했습니다(스텝 {ev['steps_seen']}개를 봤고, 시간 창은 워밍업"
-            f" {doctor.skip_steps}개와 탐침 {doctor.probe_steps + 1}개 뒤에 시작합니다)."
+            f" {doctor.skip_steps}개와 탐침 {probes}개 뒤에 시작합니다)."
             f" 스텝을 {wanted}개 이상 돌리거나 `--skip-steps`를 줄이세요."
         )
     elif len(ev["step_s"]) < doctor.steps:

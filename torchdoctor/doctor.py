@@ -1,17 +1,21 @@
 """작업을 지켜보는 부분: 옵티마이저 스텝 훅으로 스텝을 나누고, 단계마다 필요한 것만 켭니다.
 
 스텝의 단계(옵티마이저의 전역 스텝 훅이 경계를 정하므로 보통 루프와 Lightning이 같습니다):
-    워밍업(skip_steps) → 호출 탐침(probe_steps) → 연산 탐침(1) → 시간 창(steps) → 그 뒤
+    워밍업(skip_steps) → 호출 탐침(probe_steps) → 연산 탐침(1) → [CUDA: 프로파일러(1)]
+    → 시간 창(steps) → 그 뒤
 흔드는 관찰(탐침)은 시간 창 밖의 자기 스텝에서만 켭니다. 시간 창에서는 스텝 경계의 시각과
-다음 배치를 기다린 시간만 적습니다. 작업이 계산하는 것(난수 상태, 데이터 순서, 모델, 옵티마이저)은
-건드리지 않습니다. 훅 안의 오류는 작업으로 올리지 않고 적어 두었다가 보고서에 씁니다.
+다음 배치를 기다린 시간만 적습니다(CUDA에서는 같은 곳에 CUDA 이벤트도 찍고, 창이 닫힌 뒤 한 번
+동기화해 읽습니다). 작업이 계산하는 것(난수 상태, 데이터 순서, 모델, 옵티마이저)은 건드리지
+않습니다. 훅 안의 오류는 작업으로 올리지 않고 적어 두었다가 보고서에 씁니다.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import os
 import time
+import warnings
 import weakref
 from collections import Counter
 
@@ -19,7 +23,7 @@ import torch
 from torch.optim import optimizer as optimizer_module
 from torch.utils.data import dataloader as dataloader_module
 
-from torchdoctor import probes, where
+from torchdoctor import gpu, probes, where
 
 
 def device_kind() -> str:
@@ -77,6 +81,7 @@ class Doctor:
         measure_fixes: bool = True,
         fix_budget_s: float = 20.0,
         script: str | None = None,
+        cuda=None,
     ):
         if skip_steps < 0 or steps < 1 or probe_steps < 1:
             raise ValueError("skip_steps는 0 이상, steps와 probe_steps는 1 이상이어야 합니다")
@@ -84,6 +89,8 @@ class Doctor:
         self.measure_fixes, self.fix_budget_s = measure_fixes, fix_budget_s
         self.script = script
         self.kind = device_kind()
+        # CUDA에서 부르는 것(이벤트, 동기화, 동기화 경고, 프로파일러): 시험은 가짜를 넘깁니다
+        self.cuda = cuda if cuda is not None else gpu.Cuda()
         self.outcome = "finished"  # finished | raised | interrupted | exited
         self.errors: list[str] = []  # 진단기 자신의 오류(작업으로 올리지 않습니다)
         self.started_at = self.stopped_at = None
@@ -131,6 +138,15 @@ class Doctor:
         self.patches = Patches()
         self.step_handles: list = []
         self.timed_window_started = None
+        # ----- CUDA에서만 -----
+        self.events: gpu.StepEvents | None = None  # 시간 창의 이벤트(창이 닫히면 읽고 놓습니다)
+        self.gpu_step_s: list[float] | None = None
+        self.gpu_data_s: list[float] | None = None
+        self.sync_catch = None  # 호출 탐침 동안 켠 동기화 경고(컨텍스트)
+        self.sync_caught: list = []  # 지금 스텝에서 잡은 것
+        self.sync_records: list[list] = []  # 끝난 호출 탐침 스텝마다 잡은 것
+        self.profiler = None
+        self.profile: dict | None = None
 
     # ----- 켜고 끄기 -----
     def start(self) -> Doctor:
@@ -154,7 +170,7 @@ class Doctor:
         시간 창의 비용을 재는 벤치마크(snippets/doctor_overhead.py)가 씁니다: 창 안에서 도는 것은
         스텝 경계의 훅과 배치를 기다린 시간뿐입니다."""
         self.skip_steps = 0
-        self.step = self.probe_steps + 1  # 탐침 단계(calls, ops)를 지난 것으로 둡니다
+        self.step = self.probe_step_count()  # 탐침 단계(calls, ops, profile)를 지난 것으로 둡니다
         self._install()
         self._enter_phase("timed")
         return self
@@ -163,6 +179,7 @@ class Doctor:
         if self.phase == "stopped":
             return
         self._leave_phase(finished=False)
+        self._read_events()  # 창 가운데서 끝난 작업: 끝난 스텝까지 읽습니다
         for handle in self.step_handles + self.forward_handles:
             handle.remove()
         self.step_handles, self.forward_handles = [], []
@@ -197,13 +214,30 @@ class Doctor:
 
         return guarded
 
+    def _quietly(self, what: str, function, *args):
+        """CUDA 경로의 한 가지가 실패해도 다른 진단과 작업은 계속합니다: 오류만 적습니다."""
+        try:
+            return function(*args)
+        except Exception as error:
+            self.errors.append(f"{what}: {type(error).__name__}: {error}")
+            return None
+
     # ----- 단계 -----
+    def profile_steps(self) -> int:
+        """프로파일러 한 스텝은 CUDA에서만 둡니다(CPU의 단계는 그대로입니다)."""
+        return 1 if self.kind == "cuda" else 0
+
+    def probe_step_count(self) -> int:
+        """시간 창 앞의 탐침 스텝 수(호출, 연산, CUDA면 프로파일러)."""
+        return self.probe_steps + 1 + self.profile_steps()
+
     def _phase_of(self, step: int) -> str:
         """step번째 스텝(1부터)의 단계."""
         edges = (
             ("warmup", self.skip_steps),
             ("calls", self.probe_steps),
             ("ops", 1),
+            ("profile", self.profile_steps()),
             ("timed", self.steps),
         )
         end = 0
@@ -224,33 +258,45 @@ class Doctor:
             self.forward_handles = []
         if phase == "calls":
             if self.calls is None:
-                self.calls = probes.CallWatch(self.kind)
+                self.calls = probes.CallWatch(self.kind, clock=self.cuda.clock)
                 self.calls.__enter__()
+                self._catch_syncs()
             else:
                 self.calls.new_step()
         if phase == "ops":
-            self.ops = probes.OpTimer(self.kind)
+            self.ops = probes.OpTimer(
+                self.kind, event_factory=self.cuda.event, synchronize=self.cuda.synchronize
+            )
             self.ops.__enter__()
+        if phase == "profile":
+            self._quietly("프로파일러", self._start_profiler)
         self.fetch_now = 0.0
         self.optimizer_now = 0.0
         if phase == "timed" and self.timed_window_started is None:
             self.timed_window_started = time.perf_counter()
+            if self.kind == "cuda":
+                self.events = gpu.StepEvents(event_factory=self.cuda.event)
 
     def _leave_phase(self, finished: bool) -> None:
         """지금 스텝을 닫습니다. finished=False면 작업이 스텝 중간에 끝난 것입니다."""
         if self.calls is not None and self.phase == "calls":
             if finished:
                 self.call_steps += 1
+                self.sync_records.append(list(self.sync_caught))
             else:
                 self.calls.drop_last_step()
+            self.sync_caught.clear()
             if not finished or self._phase_of(self.step + 1) != "calls":
                 self.calls.__exit__(None, None, None)
+                self._release_syncs()
         if self.ops is not None and self.phase == "ops":
             self.ops.__exit__(None, None, None)
             if finished:
                 self.ops.finish()
                 self.op_summary = self.ops.summary()
             self.ops = None
+        if self.profiler is not None and self.phase == "profile":
+            self._quietly("프로파일러", self._stop_profiler, finished)
 
     def _before_step(self, optimizer, args, kwargs) -> None:
         self._remember_optimizer(optimizer)
@@ -284,9 +330,11 @@ class Doctor:
                 self.optimizer_s.append(self.optimizer_now)
         if self.phase == "ops" and self.last_boundary is not None:
             self.op_step_s = now - self.last_boundary
+        closing = self.phase
         self._leave_phase(finished=True)
         self.eval_pending = []  # 스텝 앞의 eval 모드 순전파는 학습의 일부였습니다
         self._enter_phase(self._phase_of(self.step + 1))
+        self._mark_gpu_step(closing)
         self.last_boundary = time.perf_counter()
 
     def _check_debug_tools(self) -> None:
@@ -294,6 +342,103 @@ class Doctor:
             self.debug["anomaly_steps"] += 1
         if torch._C._autograd._profiler_enabled() and not self.own_profiler:
             self.debug["profiler_steps"] += 1
+
+    # ----- CUDA에서만: 시간 창의 이벤트, 동기화 경고, 프로파일러 한 스텝 -----
+    def _mark_gpu_step(self, closing: str) -> None:
+        """시간 창의 스텝 경계에 이벤트를 찍고, 창이 닫히면 한 번 동기화해 읽습니다.
+
+        closing은 방금 끝난 스텝의 단계입니다. 읽는 것은 다음 스텝의 시각을 재기 전입니다."""
+        if self.events is None:
+            return
+        if closing == "timed" or self.phase == "timed":
+            self._gpu_clock(self.events.boundary)
+        if closing == "timed" and self.phase != "timed":
+            self._read_events()
+
+    def _gpu_clock(self, function, *args):
+        """시간 창의 이벤트를 다룹니다. 한 번 실패하면 GPU 시계를 접습니다(호스트 시계는 그대로)."""
+        try:
+            return function(*args)
+        except Exception as error:
+            self.errors.append(f"CUDA 이벤트: {type(error).__name__}: {error}")
+            self.events = None
+            return None
+
+    def _read_events(self) -> None:
+        events = self.events
+        if events is None:
+            return
+        result = self._gpu_clock(events.read, self.cuda.synchronize)
+        self.events = None
+        if result is not None:
+            self.gpu_step_s, self.gpu_data_s = result
+
+    def _open_fetch(self):
+        """배치를 기다리기 시작할 때 이벤트를 찍습니다(시간 창에서만). 닫을 것을 돌려줍니다."""
+        if self.phase != "timed" or self.events is None:
+            return None
+        return self._gpu_clock(self._enter_fetch, self.events)
+
+    @staticmethod
+    def _enter_fetch(events: gpu.StepEvents):
+        around = events.fetch()
+        around.__enter__()
+        return around
+
+    def _close_fetch(self, around) -> None:
+        self._gpu_clock(around.__exit__, None, None, None)
+
+    def _catch_syncs(self) -> None:
+        """호출 탐침 동안 set_sync_debug_mode("warn")를 켜고 동기화 경고를 잡습니다."""
+        if self.kind == "cuda":
+            self._quietly("동기화 경고", self._open_syncs)
+
+    def _open_syncs(self) -> None:
+        catch = self.cuda.sync_warnings()
+        self.sync_caught = catch.__enter__()
+        self.sync_catch = catch
+
+    def _release_syncs(self) -> None:
+        catch, self.sync_catch = self.sync_catch, None
+        self.sync_caught = []
+        if catch is not None:
+            self._quietly("동기화 경고", catch.__exit__, None, None, None)
+
+    def _start_profiler(self) -> None:
+        """이 스텝 하나만 프로파일러로 기록합니다. 작업이 켠 프로파일러가 있으면 두지 않습니다."""
+        if torch._C._autograd._profiler_enabled():
+            return
+        profiler = self.cuda.profiler()
+        self.own_profiler = True  # 진단기가 켠 프로파일러는 "켜 둔 디버깅 도구"가 아닙니다
+        try:
+            with quiet_profiler():
+                profiler.start()
+        except Exception:
+            self.own_profiler = False
+            raise
+        self.profiler = profiler
+
+    def _stop_profiler(self, finished: bool) -> None:
+        profiler, self.profiler = self.profiler, None
+        try:
+            with quiet_profiler():
+                recorded = profiler.stop()
+                if finished:
+                    events = gpu.profiler_events(recorded)
+        finally:
+            self.own_profiler = False
+        if finished:
+            self.profile = gpu.summary_of_step(events)
+
+    def _cuda_syncs(self) -> list[dict] | None:
+        """호출 탐침 스텝에서 잡은 동기화 경고: 바깥에서 잡은 것과 호출 탐침이 옮겨 적은 것."""
+        if self.kind != "cuda":
+            return None
+        steps = self.call_steps
+        records = [record for step in self.sync_records[:steps] for record in step]
+        if self.calls is not None:
+            records += [record for step in self.calls.sync_records[:steps] for record in step]
+        return gpu.sync_sites(records, steps)
 
     # ----- 옵티마이저 -----
     def _remember_optimizer(self, optimizer) -> None:
@@ -331,10 +476,13 @@ class Doctor:
             def __next__(iterator):
                 doctor._pause_probes(True)
                 started = time.perf_counter()
+                waiting = doctor._open_fetch() if doctor.events is not None else None
                 try:
                     return original(iterator)
                 finally:
                     doctor._count_batch(iterator, time.perf_counter() - started)
+                    if waiting is not None:
+                        doctor._close_fetch(waiting)
                     doctor._pause_probes(False)
 
             return __next__
@@ -478,13 +626,18 @@ class Doctor:
             "call_steps": self.call_steps,
             "step_s": list(self.step_s),
             "data_s": list(self.data_s),
+            # CUDA: 같은 스텝을 CUDA 이벤트로(GPU 시계), 데이터는 배치를 기다리며 GPU가 쉰 시간
+            "gpu_step_s": None if self.gpu_step_s is None else list(self.gpu_step_s),
+            "gpu_data_s": None if self.gpu_data_s is None else list(self.gpu_data_s),
             "optimizer_s": list(self.optimizer_s),
             "closure_steps": self.closure_steps,
             "loader": loaders[0] if loaders else None,
             "loaders": len(loaders),
             **per_step,
+            "cuda_syncs": self._cuda_syncs(),
             "ops": self.op_summary,
             "op_step_s": self.op_step_s,
+            "profile": self.profile,
             "optimizers": list(self.optimizers.values()),
             "data_parallel": sites(self.data_parallel),
             "eval_autograd": sites(self.eval_autograd),
@@ -514,6 +667,15 @@ class Doctor:
 
             self._report = diagnose.diagnose(self)
         return self._report
+
+
+@contextlib.contextmanager
+def quiet_profiler():
+    """프로파일러를 켜고 끄는 동안: 그 경고와 kineto가 표준 오류에 쓰는 줄을 작업의 출력에 섞지
+    않습니다(작업이 도는 동안 진단기는 아무것도 찍지 않습니다)."""
+    with warnings.catch_warnings(), gpu.native_stderr_quiet():
+        warnings.simplefilter("ignore")
+        yield
 
 
 def recipe_of(loader) -> dict:
@@ -552,7 +714,7 @@ def sites(counter: Counter) -> list[dict]:
 def calls_per_step(calls: probes.CallWatch, steps: int) -> dict:
     """호출 탐침의 셈: 탐침 스텝마다 빠짐없이 나온 위치만 '스텝마다'로 셉니다."""
 
-    def every_step(counters: list) -> list[dict]:
+    def every_step(counters: list, seconds: list | None = None) -> list[dict]:
         counters = counters[:steps]
         if not counters:
             return []
@@ -563,13 +725,15 @@ def calls_per_step(calls: probes.CallWatch, steps: int) -> dict:
         for key in common:
             total = sum(counter[key] for counter in counters)
             what, filename, line = key if len(key) == 3 else (None, *key)
-            rows.append(
-                {"what": what, "file": filename, "line": line, "per_step": total / len(counters)}
-            )
+            row = {"what": what, "file": filename, "line": line, "per_step": total / len(counters)}
+            if seconds is not None:  # CUDA: 이 줄의 동기화 호출 안에서 보낸 시간
+                row["seconds_per_step"] = sum(c[key] for c in seconds[:steps]) / len(counters)
+            rows.append(row)
         return sorted(rows, key=lambda row: (-row["per_step"], row["file"], row["line"]))
 
+    timed = calls.sync_seconds if calls.device_kind == "cuda" else None
     return {
-        "syncs": every_step(calls.syncs),
+        "syncs": every_step(calls.syncs, timed),
         "library_syncs_per_step": calls.library_syncs / steps if steps else 0,
         "moves": every_step(calls.moves),
         "attention": every_step(calls.attention),

@@ -1,7 +1,9 @@
 """측정을 흔드는 관찰(탐침): 시간을 재는 스텝 밖, 따로 떼어 둔 스텝에서만 켭니다.
 
 - CallWatch(TorchFunctionMode): 텐서 메서드와 torch 함수 호출을 봅니다. 호스트 동기화 호출,
-  호스트에서 만든 뒤 옮기는 텐서, 두 행렬 곱 사이의 softmax(손으로 쓴 어텐션).
+  호스트에서 만든 뒤 옮기는 텐서, 두 행렬 곱 사이의 softmax(손으로 쓴 어텐션). CUDA에서는
+  동기화 호출의 시간을 재고, 호출 안에서 난 동기화 경고(set_sync_debug_mode)를 부른 줄로
+  옮겨 적습니다.
 - OpTimer(TorchDispatchMode): aten 연산마다 시간과 dtype을 적습니다. fp32 행렬 곱의 몫,
   합성곱의 메모리 형식, 연산 수(CUDA에서 실행 시간이 짧은 커널이 많은지).
 둘 다 받은 함수를 그대로 부르므로 계산 결과는 바뀌지 않습니다.
@@ -19,7 +21,7 @@ import torch
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import TorchDispatchMode
 
-from torchdoctor import where
+from torchdoctor import gpu, where
 
 TORCH_DIR = os.path.dirname(os.path.realpath(torch.__file__))
 T = torch.Tensor
@@ -115,11 +117,14 @@ def names_device(args: tuple, kwargs: dict) -> bool:
 class CallWatch(TorchFunctionMode):
     """한 스텝 동안의 호출을 셉니다. step_counts는 스텝마다의 Counter입니다."""
 
-    def __init__(self, device_kind: str):
+    def __init__(self, device_kind: str, clock=time.perf_counter):
         super().__init__()
         self.device_kind = device_kind
+        self.clock = clock  # CUDA에서만 씁니다: 동기화 호출에서 호스트가 기다린 시간
         self.paused = False  # 다음 배치를 가져오는 동안(데이터셋의 일)은 보지 않습니다
         self.syncs: list[Counter] = []
+        self.sync_seconds: list[Counter] = []  # CUDA: 스텝마다 (호출, 파일, 줄) → 초
+        self.sync_records: list[list] = []  # CUDA: 스텝마다 호출 안에서 난 동기화 경고
         self.library_syncs = 0
         self.moves: list[Counter] = []
         self.attention: list[Counter] = []
@@ -127,6 +132,8 @@ class CallWatch(TorchFunctionMode):
 
     def new_step(self) -> None:
         self.syncs.append(Counter())
+        self.sync_seconds.append(Counter())
+        self.sync_records.append([])
         self.moves.append(Counter())
         self.attention.append(Counter())
         # 이 스텝에서 본 텐서만 잡아 둡니다(스텝이 끝나면 놓습니다)
@@ -136,7 +143,8 @@ class CallWatch(TorchFunctionMode):
 
     def drop_last_step(self) -> None:
         """끝나지 않은 스텝(작업이 중간에 끝남)은 셈에서 뺍니다."""
-        for counts in (self.syncs, self.moves, self.attention):
+        per_step = (self.syncs, self.sync_seconds, self.sync_records, self.moves, self.attention)
+        for counts in per_step:
             counts.pop()
         self.host_made, self.scores, self.probs = {}, {}, {}
 
@@ -145,16 +153,35 @@ class CallWatch(TorchFunctionMode):
         if self.paused:
             return func(*args, **kwargs)
         # 탐침 스텝에서 난 경고는 작업이 이미 워밍업 스텝에서 낸 것입니다. 위치만 이 파일로 바뀐
-        # 같은 경고가 한 번 더 찍히지 않도록 버립니다.
-        with warnings.catch_warnings(record=True):
+        # 같은 경고가 한 번 더 찍히지 않도록 버립니다(CUDA의 동기화 경고는 부른 줄로 옮겨 적습니다).
+        cuda = self.device_kind == "cuda"
+        started = self.clock() if cuda else None
+        with warnings.catch_warnings(record=True) as caught:
             result = func(*args, **kwargs)
+        seconds = self.clock() - started if cuda else None
         try:
-            self.look(func, args, kwargs, result)
+            self.look(func, args, kwargs, result, seconds)
+            if cuda and caught:
+                self.keep_sync_warnings(caught, seconds)
         except Exception:  # 관찰이 실패해도 작업은 계속합니다
             pass
         return result
 
-    def look(self, func, args, kwargs, result) -> None:  # noqa: C901 (연산 종류마다 한 갈래)
+    def keep_sync_warnings(self, caught, seconds: float) -> None:
+        """CUDA: 이 호출 안에서 난 동기화 경고를 부른 줄로 옮겨 적습니다.
+
+        경고가 가리키는 곳은 이 파일(func를 부른 줄)이라 그대로는 독자의 줄을 알 수 없습니다."""
+        messages = [str(w.message) for w in caught if gpu.is_sync_warning(str(w.message))]
+        if not messages:
+            return
+        site = direct_caller()
+        if site is None:
+            return  # 라이브러리 안의 동기화: 독자가 그 줄에서 고칠 수 없습니다
+        share = seconds / len(messages)
+        for message in messages:
+            self.sync_records[-1].append(gpu.SyncRecord(message, site[0], site[1], share))
+
+    def look(self, func, args, kwargs, result, seconds=None) -> None:  # noqa: C901 (연산 종류마다)
         if func in SYNC_CALLS:
             tensor = args[0] if args else None
             if self.device_kind == "cuda" and not (isinstance(tensor, T) and tensor.is_cuda):
@@ -162,8 +189,11 @@ class CallWatch(TorchFunctionMode):
             site = direct_caller()
             if site is None:
                 self.library_syncs += 1
-            else:
-                self.syncs[-1][(SYNC_CALLS[func], *site)] += 1
+                return
+            key = (SYNC_CALLS[func], *site)
+            self.syncs[-1][key] += 1
+            if seconds is not None:  # CUDA에서만 잽니다: 호스트가 GPU를 기다린 시간
+                self.sync_seconds[-1][key] += seconds
             return
         if func in FACTORIES:
             if "device" not in kwargs and isinstance(result, T) and result.device.type == "cpu":
@@ -195,6 +225,10 @@ class CallWatch(TorchFunctionMode):
                 self.probs[id(result)] = result
 
 
+def cuda_event():
+    return torch.cuda.Event(enable_timing=True)
+
+
 MATMUL_OPS = {"aten.mm", "aten.addmm", "aten.bmm", "aten.baddbmm", "aten._scaled_mm"}
 CONV_OPS = {"aten.convolution", "aten.cudnn_convolution", "aten.mkldnn_convolution"}
 
@@ -202,9 +236,11 @@ CONV_OPS = {"aten.convolution", "aten.cudnn_convolution", "aten.mkldnn_convoluti
 class OpTimer(TorchDispatchMode):
     """한 스텝의 aten 연산마다 걸린 시간(CPU는 벽시계, CUDA는 이벤트)과 dtype을 적습니다."""
 
-    def __init__(self, device_kind: str):
+    def __init__(self, device_kind: str, event_factory=None, synchronize=None):
         super().__init__()
         self.cuda = device_kind == "cuda"
+        self.event = event_factory or cuda_event  # 시험은 가짜 이벤트를 넘깁니다
+        self.synchronize = synchronize or torch.cuda.synchronize
         self.paused = False
         self.ops: Counter = Counter()  # 연산 이름 → 호출 수
         self.seconds: Counter = Counter()  # 연산 이름 → 초
@@ -220,7 +256,7 @@ class OpTimer(TorchDispatchMode):
             return func(*args, **kwargs)
         name = str(func.overloadpacket)
         if self.cuda:
-            start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+            start, end = self.event(), self.event()
             start.record()
             result = func(*args, **kwargs)
             end.record()
@@ -256,7 +292,7 @@ class OpTimer(TorchDispatchMode):
         """CUDA 이벤트를 읽습니다(탐침 스텝 끝에 한 번 동기화)."""
         if not self.pending:
             return
-        torch.cuda.synchronize()
+        self.synchronize()
         for name, start, end, args in self.pending:
             self.add(name, start.elapsed_time(end) / 1000, args)
         self.pending = []

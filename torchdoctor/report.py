@@ -85,6 +85,18 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
                 }
             )
     step_s = ev.get("step_s") or []
+    steps = {
+        "seen": ev.get("steps_seen", 0),
+        "skipped": ev.get("skip_steps"),
+        "probe": ev.get("call_steps", 0),
+        "window": len(step_s),
+        "window_wanted": ev.get("window_steps"),
+        "median_step_s": statistics.median(step_s) if step_s else None,
+        "data_share": round(sum(ev["data_s"]) / sum(step_s), 4) if step_s and sum(step_s) else None,
+    }
+    gpu_step_s = ev.get("gpu_step_s") or []
+    if sum(gpu_step_s) > 0:  # CUDA: 같은 창을 GPU 시계로(배치를 기다리느라 GPU가 쉰 몫)
+        steps["gpu_data_share"] = round(sum(ev.get("gpu_data_s") or []) / sum(gpu_step_s), 4)
     return {
         "tool": "torchdoctor",
         "version": VERSION,
@@ -94,17 +106,7 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
         "torch": ev.get("torch"),
         "rank": ev.get("rank"),
         "outcome": ev.get("outcome"),
-        "steps": {
-            "seen": ev.get("steps_seen", 0),
-            "skipped": ev.get("skip_steps"),
-            "probe": ev.get("call_steps", 0),
-            "window": len(step_s),
-            "window_wanted": ev.get("window_steps"),
-            "median_step_s": statistics.median(step_s) if step_s else None,
-            "data_share": round(sum(ev["data_s"]) / sum(step_s), 4)
-            if step_s and sum(step_s)
-            else None,
-        },
+        "steps": steps,
         "findings": rank(findings),
         "fine": fine,
         "not_checked": skipped,
@@ -160,7 +162,12 @@ def _header(report: dict) -> list[str]:
     )
     if steps.get("median_step_s"):
         summary += f", 스텝 중앙값 {format_seconds(steps['median_step_s'])}"
-    if steps.get("data_share") is not None:
+    if steps.get("gpu_data_share") is not None:
+        summary += (
+            f", 배치를 기다린 몫 {steps['gpu_data_share']:.0%}(GPU 시계)"
+            f"·{steps['data_share'] or 0:.0%}(호스트 시계)"
+        )
+    elif steps.get("data_share") is not None:
         summary += f", 배치를 기다린 몫 {steps['data_share']:.0%}"
     lines.append(summary)
     return lines + [f"알림: {note}" for note in report.get("notes") or []]

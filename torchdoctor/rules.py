@@ -11,6 +11,7 @@ import statistics
 from dataclasses import dataclass, field
 
 from torchdoctor.catalog import BY_KEY, NOT_RUN_ON_GPU
+from torchdoctor.words import format_seconds
 
 DATA_SHARE = 0.10  # 다음 배치를 기다린 몫이 이보다 크면 알립니다
 FP32_MATMUL_SHARE = 0.5  # fp32 행렬 곱이 연산 시간에서 이보다 크면 팁 6
@@ -18,6 +19,7 @@ TF32_MATMUL_SHARE = 0.3
 LAUNCH_OPS = 200  # 스텝당 연산 수
 LAUNCH_MEDIAN_S = 20e-6  # 연산 하나의 GPU 시간 중앙값
 LAUNCH_BUSY = 0.5  # GPU가 일한 몫
+LAUNCH_SHORT_SHARE = 0.5  # 프로파일러 한 스텝: 20 µs보다 짧은 커널의 몫이 이보다 크면 "짧다"
 NUMERICS_NOTE = " 수치가 바뀌는 팁이므로 속도와 함께 손실도 확인해야 합니다."
 
 
@@ -28,7 +30,11 @@ class Check:
     skipped: str = ""
 
 
-def finding(key: str, message: str, *, file=None, line=None, share=None, evidence=None) -> dict:
+def finding(
+    key: str, message: str, *, file=None, line=None, share=None, evidence=None, cuda_path=False
+) -> dict:
+    """cuda_path: CUDA에서만 도는 경로(GPU 시계, 동기화 경고)로 찾은 것. CUDA 규칙처럼 GPU에서
+    아직 돌려 보지 않았다고 적습니다."""
     rule = BY_KEY[key]
     if rule.numerics:
         message += NUMERICS_NOTE
@@ -43,7 +49,7 @@ def finding(key: str, message: str, *, file=None, line=None, share=None, evidenc
         "message": message,
         "evidence": evidence or {},
         "fix": rule.fix or None,
-        "unverified": NOT_RUN_ON_GPU if rule.cuda_only else None,
+        "unverified": NOT_RUN_ON_GPU if rule.cuda_only or cuda_path else None,
     }
 
 
@@ -51,12 +57,44 @@ def percent(share: float) -> str:
     return f"{share:.0%}"
 
 
-def data_share(ev: dict) -> float | None:
-    """시간 창에서 스텝 시간 중 다음 배치를 기다린 몫."""
+def host_data_share(ev: dict) -> float | None:
+    """시간 창에서 스텝 시간 중 다음 배치를 기다린 몫(호스트 시계)."""
     total = sum(ev.get("step_s") or [])
     if total <= 0:
         return None
     return sum(ev.get("data_s") or []) / total
+
+
+def clocked_share(ev: dict) -> tuple[float | None, str]:
+    """다음 배치를 기다린 몫과 그 몫을 잰 시계("gpu" 또는 "host").
+
+    CUDA에서 이벤트로 잰 창이 있으면 GPU 시계를 씁니다: 호스트가 배치를 기다린 시간 가운데 GPU가
+    실제로 쉰 시간만 셉니다(GPU가 앞 스텝의 일을 하는 동안 기다린 것은 비용이 아닙니다)."""
+    if on_cuda(ev):
+        total = sum(ev.get("gpu_step_s") or [])
+        if total > 0:
+            return sum(ev.get("gpu_data_s") or []) / total, "gpu"
+    return host_data_share(ev), "host"
+
+
+def data_share(ev: dict) -> float | None:
+    """시간 창에서 스텝 시간 중 다음 배치를 기다린 몫(CUDA에서 잰 것이 있으면 GPU 시계)."""
+    return clocked_share(ev)[0]
+
+
+CLOCK_LABEL = {"gpu": "GPU 시계", "host": "호스트 시계"}
+CLOCK_NOTE = {
+    "gpu": " 이 몫은 GPU 시계(CUDA 이벤트)로 잰 것으로, 배치를 기다리느라 GPU가 쉰 시간입니다.",
+    "host": " 이 몫은 호스트 시계로 잰 것이라 GPU가 실제로 쉰 시간보다 클 수 있습니다.",
+}
+
+
+def clock_evidence(ev: dict, clock: str) -> dict:
+    """CUDA에서만: 몫을 잰 시계와 호스트 시계의 몫(둘을 견주어 볼 수 있게)."""
+    if not on_cuda(ev):
+        return {}
+    host = host_data_share(ev)
+    return {"clock": clock, "host_data_share": None if host is None else round(host, 4)}
 
 
 def compute_share(ev: dict) -> float:
@@ -70,7 +108,7 @@ def on_cuda(ev: dict) -> bool:
 
 # ----- 데이터 -----
 def _data_wait(ev: dict, with_workers: bool) -> Check:
-    loader, share = ev.get("loader"), data_share(ev)
+    loader, (share, clock) = ev.get("loader"), clocked_share(ev)
     if loader is None:
         return Check(skipped="시간 창에서 DataLoader로 배치를 읽지 않았습니다")
     if share is None:
@@ -79,9 +117,14 @@ def _data_wait(ev: dict, with_workers: bool) -> Check:
         workers = loader["num_workers"]
         return Check(fine=f"로더의 워커가 {workers}개라 이 규칙의 경우가 아닙니다")
     if share < DATA_SHARE:
+        label = f", {CLOCK_LABEL[clock]}" if on_cuda(ev) else ""
         return Check(
-            fine=f"다음 배치를 기다린 몫 {percent(share)} (기준 {percent(DATA_SHARE)} 미만)"
+            fine=f"다음 배치를 기다린 몫 {percent(share)} (기준 {percent(DATA_SHARE)} 미만{label})"
         )
+    return Check([_data_wait_finding(ev, loader, share, clock, with_workers)])
+
+
+def _data_wait_finding(ev: dict, loader: dict, share: float, clock: str, with_workers: bool):
     workers = loader["num_workers"]
     if not with_workers:
         message = (
@@ -99,17 +142,17 @@ def _data_wait(ev: dict, with_workers: bool) -> Check:
             " 띄우지 않게 `persistent_workers=True`를 써 보세요."
         )
         key = "data-wait-workers"
-    return Check(
-        [
-            finding(
-                key,
-                message,
-                file=loader["file"],
-                line=loader["line"],
-                share=share,
-                evidence={"data_share": round(share, 4), "num_workers": workers},
-            )
-        ]
+    if on_cuda(ev):
+        message += CLOCK_NOTE[clock]
+    evidence = {"data_share": round(share, 4), "num_workers": workers}
+    return finding(
+        key,
+        message,
+        file=loader["file"],
+        line=loader["line"],
+        share=share,
+        evidence=evidence | clock_evidence(ev, clock),
+        cuda_path=clock == "gpu",
     )
 
 
@@ -122,62 +165,145 @@ def data_wait_workers(ev: dict) -> Check:
 
 
 def pin_memory(ev: dict) -> Check:
-    loader, share = ev.get("loader"), data_share(ev)
+    loader, (share, clock) = ev.get("loader"), clocked_share(ev)
     if loader is None or share is None:
         return Check(skipped="시간 창에서 DataLoader로 배치를 읽지 않았습니다")
     if loader["pin_memory"]:
         return Check(fine="로더가 `pin_memory=True`입니다")
+    # 프로파일러 한 스텝(CUDA): 배치가 고정되지 않은 메모리에서 오는지 직접 봅니다
+    pageable = (ev.get("profile") or {}).get("pageable_htod")
+    if pageable is not None and pageable["count"] == 0:
+        return Check(
+            fine="프로파일러로 기록한 한 스텝에 고정되지 않은 메모리에서 온 호스트→장치 복사가"
+            " 없습니다"
+        )
     if share < DATA_SHARE:
-        return Check(fine=f"다음 배치를 기다린 몫 {percent(share)}: 복사가 병목이 아닙니다")
+        return Check(
+            fine=f"다음 배치를 기다린 몫 {percent(share)}({CLOCK_LABEL[clock]}):"
+            " 복사가 병목이 아닙니다"
+        )
     message = (
         "CUDA로 학습하는데 로더에 `pin_memory=True`가 없고,"
         f" 스텝의 {percent(share)}를 배치를 기다리며"
-        " 보냅니다. 고정된 메모리(pinned memory)의 배치는 `.to(device, non_blocking=True)`로 계산과"
-        " 겹쳐 복사할 수 있습니다."
+        " 보냅니다."
+    )
+    evidence = {"data_share": round(share, 4)} | clock_evidence(ev, clock)
+    if pageable is not None:
+        message += (
+            " 프로파일러로 기록한 한 스텝에서 고정되지 않은 메모리에서 온 호스트→장치 복사가"
+            f" {pageable['count']}번({format_seconds(pageable['seconds'])}) 있었습니다."
+        )
+        evidence |= {"pageable_htod": pageable["count"], "pageable_s": pageable["seconds"]}
+    message += (
+        " 고정된 메모리(pinned memory)의 배치는 `.to(device, non_blocking=True)`로 계산과"
+        " 겹쳐 복사할 수 있습니다." + CLOCK_NOTE[clock]
     )
     return Check(
         [
             finding(
-                "unpinned-batches", message, file=loader["file"], line=loader["line"], share=share
+                "unpinned-batches",
+                message,
+                file=loader["file"],
+                line=loader["line"],
+                share=share,
+                evidence=evidence,
             )
         ]
     )
 
 
 # ----- 호스트와 장치 -----
+SYNC_WARNED_PER_STEP = 1.0  # 동기화 경고로만 본 줄: 탐침 스텝마다 평균 한 번 이상이면 알립니다
+
+
 def host_sync(ev: dict) -> Check:
     if not ev.get("call_steps"):
         return Check(skipped="호출 탐침 스텝에 이르지 못했습니다")
-    rows = ev.get("syncs") or []
-    if not rows:
+    rows, warned = ev.get("syncs") or [], warned_syncs(ev)
+    if not rows and not warned:
         library = ev.get("library_syncs_per_step") or 0
         extra = f" (라이브러리 안에서 스텝당 {library:g}번)" if library else ""
+        if on_cuda(ev) and ev.get("cuda_syncs") is not None:
+            extra += ', `set_sync_debug_mode("warn")`가 스텝마다 알린 동기화도 없음'
         return Check(
             fine=f"탐침 스텝 {ev['call_steps']}개에서 스텝마다 부른 동기화 호출 없음{extra}"
         )
-    findings = []
-    for row in rows:
-        if on_cuda(ev):
-            why = "호스트가 GPU의 일이 끝나기를 기다리는(동기화하는) 호출입니다."
-        else:
-            why = (
-                "CPU에서는 기다림이 없지만 GPU에서라면 호스트가 장치를 기다리는(동기화하는)"
-                " 호출입니다."
-            )
-        message = (
-            f"스텝마다 {row['what']} 호출이 {row['per_step']:g}번 있습니다. {why}"
-            " 값을 장치에 모아 두었다가 가끔 한 번에 읽으세요."
+    findings = [_sync_call_finding(ev, row) for row in rows]
+    return Check(findings + [_sync_warning_finding(row) for row in warned])
+
+
+def warned_syncs(ev: dict) -> list[dict]:
+    """CUDA: 동기화 경고로 본 줄 가운데 호출 탐침이 이름으로 찾지 못한 줄."""
+    if not on_cuda(ev):
+        return []
+    seen = {(row["file"], row["line"]) for row in ev.get("syncs") or []}
+    return [
+        row
+        for row in ev.get("cuda_syncs") or []
+        if row["per_step"] >= SYNC_WARNED_PER_STEP and (row["file"], row["line"]) not in seen
+    ]
+
+
+def waited_text(seconds: float | None) -> str:
+    """CUDA에서 잰 것만: 탐침 스텝에서 그 호출 안에서 호스트가 보낸(GPU를 기다린) 시간."""
+    if seconds is None:
+        return ""
+    return (
+        " 탐침 스텝에서 이 호출 안에서 보낸 호스트 시간은"
+        f" 스텝마다 {format_seconds(seconds)}입니다."
+    )
+
+
+def _sync_call_finding(ev: dict, row: dict) -> dict:
+    if on_cuda(ev):
+        why = "호스트가 GPU의 일이 끝나기를 기다리는(동기화하는) 호출입니다."
+    else:
+        why = (
+            "CPU에서는 기다림이 없지만 GPU에서라면 호스트가 장치를 기다리는(동기화하는) 호출입니다."
         )
-        findings.append(
-            finding(
-                "host-sync",
-                message,
-                file=row["file"],
-                line=row["line"],
-                evidence={"per_step": row["per_step"], "call": row["what"]},
-            )
-        )
-    return Check(findings)
+    seconds = row.get("seconds_per_step")
+    message = (
+        f"스텝마다 {row['what']} 호출이 {row['per_step']:g}번 있습니다. {why}"
+        f"{waited_text(seconds)}"
+        " 값을 장치에 모아 두었다가 가끔 한 번에 읽으세요."
+    )
+    evidence = {"per_step": row["per_step"], "call": row["what"]}
+    if "seconds_per_step" in row:
+        evidence["seconds_per_step"] = seconds
+    return finding(
+        "host-sync",
+        message,
+        file=row["file"],
+        line=row["line"],
+        evidence=evidence,
+        cuda_path="seconds_per_step" in row,
+    )
+
+
+def _sync_warning_finding(row: dict) -> dict:
+    seconds = row.get("seconds_per_step")
+    message = (
+        f'`set_sync_debug_mode("warn")`가 이 줄에서 스텝마다 {row["per_step"]:g}번 동기화를'
+        " 알렸습니다. 호스트가 GPU의 일이 끝나기를 기다립니다. 호출 탐침이 이름으로 알아보지 못한"
+        " 연산으로, 불리언 마스크 인덱싱이나 `torch.nonzero`처럼 결과의 크기를 GPU의 값으로 정하는"
+        f" 연산일 수 있습니다.{waited_text(seconds)}"
+        " 값을 장치에 모아 두었다가 가끔 한 번에 읽거나 크기가 정해진 연산(`torch.where`)으로"
+        " 바꾸세요."
+    )
+    evidence = {
+        "per_step": row["per_step"],
+        "call": None,
+        "source": "set_sync_debug_mode",
+        "seconds_per_step": seconds,
+    }
+    return finding(
+        "host-sync",
+        message,
+        file=row["file"],
+        line=row["line"],
+        evidence=evidence,
+        cuda_path=True,
+    )
 
 
 def host_tensor_move(ev: dict) -> Check:
@@ -393,23 +519,42 @@ def attention(ev: dict) -> Check:
 
 
 # ----- CUDA에서만 -----
+def launch_signals(ev: dict, ops: dict, step: float) -> dict:
+    """GPU가 일한 몫과 커널이 짧은지. 프로파일러 한 스텝이 있으면 그것으로(커널이 실제로 돈
+    시간표), 없으면 연산 탐침의 이벤트로 봅니다."""
+    profile = ev.get("profile") or {}
+    idle = profile.get("idle_share")
+    short = (profile.get("kernels") or {}).get("short_share")
+    busy = 1.0 - idle if idle is not None else ops["op_s"] / step
+    if short is not None:
+        is_short = short > LAUNCH_SHORT_SHARE
+        how = f"프로파일러로 기록한 한 스텝에서 커널의 {percent(short)}가 20 µs보다 짧아"
+    else:
+        is_short = ops["median_op_s"] < LAUNCH_MEDIAN_S
+        how = f"하나의 GPU 시간 중앙값이 {ops['median_op_s'] * 1e6:.0f} µs라"
+    return {"busy": busy, "short": is_short, "how": how, "idle_share": idle, "short_share": short}
+
+
 def launch_bound(ev: dict) -> Check:
     if not on_cuda(ev):
         return Check(skipped="CUDA에서만 봅니다")
     ops, step = ev.get("ops"), ev.get("op_step_s")
     if not ops or not step or ops.get("median_op_s") is None:
         return Check(skipped="연산 탐침 스텝에 이르지 못했습니다")
-    busy = ops["op_s"] / step
-    if ops["ops"] <= LAUNCH_OPS or ops["median_op_s"] >= LAUNCH_MEDIAN_S or busy >= LAUNCH_BUSY:
-        return Check(fine=f"연산 {ops['ops']}개, GPU가 일한 몫 {percent(min(busy, 1.0))}")
+    signals = launch_signals(ev, ops, step)
+    busy = signals["busy"]
+    if ops["ops"] <= LAUNCH_OPS or not signals["short"] or busy >= LAUNCH_BUSY:
+        source = " (프로파일러 한 스텝)" if signals["idle_share"] is not None else ""
+        return Check(fine=f"연산 {ops['ops']}개, GPU가 일한 몫 {percent(min(busy, 1.0))}{source}")
     message = (
-        f"스텝당 연산이 {ops['ops']}개이고 하나의 GPU 시간 중앙값이"
-        f" {ops['median_op_s'] * 1e6:.0f} µs라, GPU가 스텝의 {percent(busy)}만 일합니다. 커널을"
+        f"스텝당 연산이 {ops['ops']}개이고 {signals['how']},"
+        f" GPU가 스텝의 {percent(busy)}만 일합니다. 커널을"
         " 띄우는 호스트가 병목입니다: `torch.compile`로 커널을 합치거나"
         " CUDA 그래프(cuda-graphs 페이지)를"
         " 쓰세요."
     )
-    return Check([finding("launch-bound", message, share=1.0 - busy)])
+    evidence = {k: signals[k] for k in ("idle_share", "short_share") if signals[k] is not None}
+    return Check([finding("launch-bound", message, share=1.0 - busy, evidence=evidence)])
 
 
 def cudnn_benchmark(ev: dict) -> Check:
