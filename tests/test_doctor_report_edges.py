@@ -298,7 +298,9 @@ def full_report() -> dict:
             "data_share": 0.25,
         },
         "findings": [loader, slower, launch],
-        "fine": [{"rule": "attention", "page": "sdpa", "title": "손으로 쓴 어텐션", "note": "없음"}],
+        "fine": [
+            {"rule": "attention", "page": "sdpa", "title": "손으로 쓴 어텐션", "note": "없음"}
+        ],
         "not_checked": [
             {
                 "rule": "unpinned-batches",
@@ -384,19 +386,28 @@ def test_the_header_names_an_unknown_device_and_a_zero_data_share():
     first, outcome, summary, *_ = report.text(data).splitlines()
     assert first == "== torchdoctor 진단: 이 작업 (?, torch None) =="
     assert outcome == "Ctrl-C로 멈췄습니다. 그때까지 잰 것입니다."
-    assert summary == "스텝: 본 것 3개, 건너뛴 워밍업 1개, 탐침 1개, 시간 창 2/2개, 배치를 기다린 몫 0%"
+    assert (
+        summary
+        == "스텝: 본 것 3개, 건너뛴 워밍업 1개, 탐침 1개, 시간 창 2/2개, 배치를 기다린 몫 0%"
+    )
 
 
 @pytest.mark.parametrize(
     ("measured", "last"),
     [
-        ({"verdict": "same"}, "이 작업에서 재 보니 차이가 5%보다 작았습니다. 바꿀 까닭이 없습니다."),
+        (
+            {"verdict": "same"},
+            "이 작업에서 재 보니 차이가 5%보다 작았습니다. 바꿀 까닭이 없습니다.",
+        ),
         (
             {"verdict": "inconclusive"},
             "이 작업에서 재 본 결과로는 판정을 보류합니다. 더 긴 작업에서 다시 재 보세요.",
         ),
         ({}, "이 작업에서 재 본 결과로는 판정을 보류합니다. 더 긴 작업에서 다시 재 보세요."),
-        ({"verdict": "odd"}, "이 작업에서 재 본 결과로는 판정을 보류합니다. 더 긴 작업에서 다시 재 보세요."),
+        (
+            {"verdict": "odd"},
+            "이 작업에서 재 본 결과로는 판정을 보류합니다. 더 긴 작업에서 다시 재 보세요.",
+        ),
     ],
 )
 def test_a_fix_measured_without_gain_says_what_to_do(measured, last):

@@ -1,5 +1,5 @@
-"""torchdoctor/rules.py의 문턱과 독자가 보는 글: 손으로 만든 증거로 규칙 하나씩, 문턱의 양쪽과 정확한
-문장을 봅니다. CUDA 규칙도 CPU에서 돌립니다(규칙은 torch를 가져오지 않습니다).
+"""torchdoctor/rules.py의 문턱과 독자가 보는 글: 손으로 만든 증거로 규칙 하나씩, 문턱의 양쪽과
+정확한 문장을 봅니다. CUDA 규칙도 CPU에서 돌립니다(규칙은 torch를 가져오지 않습니다).
 
 변이 시험(pyproject.toml의 [tool.mutmut])이 살려 둔 곳을 잡으려고 씁니다: 문턱에서 `<`와 `<=`가,
 보고서의 문장과 JSON 값이 바뀌면 여기서 실패합니다.
@@ -258,12 +258,16 @@ def test_a_tensor_made_on_the_host_and_moved_is_found_and_the_cpu_caveat_said_on
         "스텝마다 1번, `device=` 없이 호스트에서 만든 텐서를 장치로 옮깁니다."
         " `torch.rand(..., device=device)`처럼 장치에서 바로 만드세요."
     )
-    on_cpu = " (CPU에서는 옮길 곳이 같아 복사가 없지만 GPU에서라면 스텝마다 호스트→장치 복사입니다.)"
+    on_cpu = (
+        " (CPU에서는 옮길 곳이 같아 복사가 없지만 GPU에서라면 스텝마다 호스트→장치 복사입니다.)"
+    )
     fields = {"file": "train.py", "line": 20, "evidence": {"per_step": 1}}
     item = expected("host-tensor-move", message + on_cpu, **fields)
     assert only("host-tensor-move", evidence(moves=moves)) == item
     assert only("host-tensor-move", cuda(moves=moves))["message"] == message
-    assert check("host-tensor-move", evidence()).fine == "스텝마다 호스트에서 만들어 옮기는 텐서 없음"
+    assert (
+        check("host-tensor-move", evidence()).fine == "스텝마다 호스트에서 만들어 옮기는 텐서 없음"
+    )
 
 
 def test_data_parallel_names_the_first_wrapped_model_once():
@@ -294,7 +298,9 @@ SITES = [{"file": "model.py", "line": 8, "seconds": 0.3}, {"file": "model.py", "
 
 def test_fp32_matmul_share_is_its_share_of_ops_times_the_compute_part_of_the_step():
     ev = evidence(
-        data_s=[0.2], ops__matmul_s={"fp32": 0.6123456, "low": 0.0, "other": 0}, ops__matmul_sites=SITES
+        data_s=[0.2],
+        ops__matmul_s={"fp32": 0.6123456, "low": 0.0, "other": 0},
+        ops__matmul_sites=SITES,
     )
     assert only("fp32-matmul", ev) == expected(
         "fp32-matmul",
@@ -354,7 +360,7 @@ def test_tf32_off_thresholds_gpu_generation_and_flag():
     below = check("tf32-off", tf32_ev(ops__matmul_s={"fp32": 0.29, "low": 0, "other": 0}))
     assert below.fine == "fp32 행렬 곱이 GPU 시간의 29%" and not below.findings
     for ops in (None, {"op_s": 0}):
-        assert check("tf32-off", cuda(ops=ops)).skipped == "연산 탐침 스텝에 이르지 못했습니다"
+        assert rules.tf32_off(cuda(ops=ops)).skipped == "연산 탐침 스텝에 이르지 못했습니다"
 
 
 # ----- 옵티마이저와 디버깅 도구 -----
@@ -399,7 +405,9 @@ def test_optimizers_without_a_fused_path_or_already_fused_or_not_torchs_are_pass
     quiet = check("fused-optimizer", evidence(optimizers=others))
     assert quiet.fine == "옵티마이저(Adam, SGD)가 융합 경로를 쓰거나 융합 경로가 없습니다"
     assert not quiet.findings
-    mixed = check("fused-optimizer", evidence(optimizers=[*others, SGD, dict(SGD), dict(SGD, line=9)]))
+    mixed = check(
+        "fused-optimizer", evidence(optimizers=[*others, SGD, dict(SGD), dict(SGD, line=9)])
+    )
     assert [item["line"] for item in mixed.findings] == [5, 9]
     skipped = check("fused-optimizer", evidence(optimizers=None))
     assert skipped.skipped == "옵티마이저 스텝을 보지 못했습니다"

@@ -1,5 +1,5 @@
-"""torchdoctor의 작은 표와 경로: 독자의 줄 찾기(where.py), 페이지마다의 규칙(catalog.py), 페이지 표를
-레지스트리에서 다시 쓰기(pages.py)."""
+"""torchdoctor의 작은 표와 경로: 독자의 줄 찾기(where.py), 페이지마다의 규칙(catalog.py),
+페이지 표를 레지스트리에서 다시 쓰기(pages.py)."""
 
 from __future__ import annotations
 
@@ -47,11 +47,15 @@ def test_rules_for_a_page_are_the_rules_pointing_at_it_in_table_order():
 def test_a_page_title_falls_back_to_its_id_and_a_known_page_has_title_and_address():
     assert pages.title("no-such-page") == "no-such-page"
     assert pages.title("tip3") == "팁 3: CPU↔GPU 동기화 피하기"
-    assert pages.label("tip3") == f"팁 3: CPU↔GPU 동기화 피하기 ({pages.SITE}tips/03-avoid-syncs.html)"
+    assert (
+        pages.label("tip3") == f"팁 3: CPU↔GPU 동기화 피하기 ({pages.SITE}tips/03-avoid-syncs.html)"
+    )
     assert pages.url_path("beyond/01-torch-compile.md") == "beyond/01-torch-compile.html"
 
 
-def test_rebuilding_the_page_table_from_the_registry_writes_the_committed_file(tmp_path, monkeypatch):
+def test_rebuilding_the_page_table_from_the_registry_writes_the_committed_file(
+    tmp_path, monkeypatch
+):
     committed = pages.TABLE.read_bytes()
     target = tmp_path / "pages.json"
     monkeypatch.setattr(pages, "TABLE", target)

@@ -1,4 +1,5 @@
-"""torchdoctor/words.py의 경계: 신뢰 수준이 정확히 95%인 구간과 그보다 낮은 구간, 시간 단위의 경계."""
+"""torchdoctor/words.py의 경계: 신뢰 수준이 정확히 95%인 구간과 그보다 낮은 구간, 시간 단위가
+바뀌는 곳."""
 
 from __future__ import annotations
 
@@ -12,7 +13,9 @@ def test_an_interval_at_exactly_95_percent_needs_no_note_and_one_below_says_its_
     low = stats.Interval(1.5, 1.4, 1.6, 0.75)
     assert words.confidence_note(low) == ", 라운드가 적어 신뢰 수준 75%"
     assert words.level_of(low) == "75%"
-    assert words.level_of(stats.Interval(1.5, 1.4, 1.6, 0.99)) == "95%"  # 95%보다 높게 쓰지 않습니다
+    assert (
+        words.level_of(stats.Interval(1.5, 1.4, 1.6, 0.99)) == "95%"
+    )  # 95%보다 높게 쓰지 않습니다
 
 
 def test_a_cumulative_ratio_with_few_rounds_says_its_level():
@@ -36,7 +39,8 @@ def test_a_ratio_picks_its_digits_from_the_rounded_value(value, text):
 
 
 @pytest.mark.parametrize(
-    ("low", "high", "text"), [(10.5, 11.0, "10.5–11.0"), (0.5, 0.6, "0.50–0.60"), (5, 6, "5.00–6.00")]
+    ("low", "high", "text"),
+    [(10.5, 11.0, "10.5–11.0"), (0.5, 0.6, "0.50–0.60"), (5, 6, "5.00–6.00")],
 )
 def test_interval_bounds_pick_their_digits_from_the_lower_end(low, high, text):
     assert words.interval_bounds(low, high) == text
