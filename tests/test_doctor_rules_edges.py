@@ -180,13 +180,18 @@ def test_pinned_memory_is_asked_for_only_when_a_cuda_job_waits_for_batches():
     message = (
         "CUDA로 학습하는데 로더에 `pin_memory=True`가 없고, 스텝의 25%를 배치를 기다리며"
         " 보냅니다. 고정된 메모리(pinned memory)의 배치는 `.to(device, non_blocking=True)`로"
-        " 계산과 겹쳐 복사할 수 있습니다."
+        " 계산과 겹쳐 복사할 수 있습니다. 이 몫은 호스트 시계로 잰 것이라 GPU가 실제로 쉰"
+        " 시간보다 클 수 있습니다."
     )
-    item = expected("unpinned-batches", message, file="train.py", line=7, share=0.25)
+    host_clock = {"data_share": 0.25, "clock": "host", "host_data_share": 0.25}
+    item = expected(
+        "unpinned-batches", message, file="train.py", line=7, share=0.25, evidence=host_clock
+    )
     assert only("unpinned-batches", ev) == item
     assert check("unpinned-batches", cuda(data_s=[0.1])).findings  # 문턱(10%)부터
     below = check("unpinned-batches", cuda(data_s=[0.0999]))
-    assert below.fine == "다음 배치를 기다린 몫 10%: 복사가 병목이 아닙니다" and not below.findings
+    assert not below.findings
+    assert below.fine == "다음 배치를 기다린 몫 10%(호스트 시계): 복사가 병목이 아닙니다"
     pinned = check("unpinned-batches", cuda(data_s=[0.5], loader__pin_memory=True))
     assert pinned.fine == "로더가 `pin_memory=True`입니다" and not pinned.findings
 
