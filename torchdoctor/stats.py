@@ -16,9 +16,8 @@ from dataclasses import dataclass
 CONFIDENCE = 0.95
 # 판정의 띠: 구간 전체가 이 밖이면 빨라짐/느려짐, 전체가 이 안이면 차이 없음, 걸치면 판정 보류.
 NO_CHANGE_BAND = (0.95, 1.05)
-# 라운드를 더 하지 않는 정밀도: 구간이 중앙값의 ±2.5% 안에 들어오면 멈춥니다(답이 아니라 폭으로).
-# 띠 폭의 절반이라, 참값이 띠 경계 가까이 있을 때만 두 번의 실행이 다른 판정을 냅니다.
-TARGET_HALF_WIDTH = 0.025
+# 라운드를 더 하지 않는 정밀도: 구간이 중앙값의 ±5% 안에 들어오면 멈춥니다(답이 아니라 폭으로).
+TARGET_HALF_WIDTH = 0.05
 VERDICTS = ("faster", "slower", "same", "inconclusive")
 
 
