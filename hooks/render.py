@@ -48,6 +48,7 @@ class DeviceView:
     provenance: list[str] = field(default_factory=list)
     raw_url: str = ""
     environment_url: str = ""
+    folded: bool = False  # 기준 CPU가 아닌 CPU: 접어 두고 펼치면 보입니다
 
 
 def _bars(group: analysis.Group) -> list[tuple]:
@@ -183,7 +184,12 @@ def device_view(device: Device, page: registry.Page, url: Url, chart: Chart) -> 
 
 
 def page_results(
-    page: registry.Page, devices: list[Device], verified: bool, url: Url, chart: Chart
+    page: registry.Page,
+    devices: list[Device],
+    verified: bool,
+    url: Url,
+    chart: Chart,
+    folded: set[str] = frozenset(),
 ) -> str:
     gpu_note = ""
     if page.gpu_sections and not verified:
@@ -193,8 +199,13 @@ def page_results(
         )
     return render(
         "page_results.html",
-        devices=[device_view(d, page, url, chart) for d in devices],
+        devices=[_folded(device_view(d, page, url, chart), folded) for d in devices],
         gpu_note=gpu_note,
         command=measure_command(page),
         contribute_url=url("method.md") + "#contribute",
     )
+
+
+def _folded(view: DeviceView, folded: set[str]) -> DeviceView:
+    view.folded = view.slug in folded
+    return view

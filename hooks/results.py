@@ -30,7 +30,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from guide import registry
 from hooks import chart_images, overview, render
 from hooks.page_meta import measured_page
-from hooks.results_data import gpu_verified, home_devices, load_devices, page_devices
+from hooks.results_data import (
+    folded_devices,
+    gpu_verified,
+    home_devices,
+    load_devices,
+    page_devices,
+)
 from results_format.validation import ResultsError
 
 log = logging.getLogger("mkdocs.hooks.results")
@@ -113,7 +119,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
             )
         verified = gpu_verified(devices, measured)
         shown = page_devices(devices, measured)
-        return render.page_results(measured, shown, verified, url, chart)
+        folded = folded_devices(shown, devices)
+        return render.page_results(measured, shown, verified, url, chart, folded)
 
     return MARKER.sub(replace, markdown)
 

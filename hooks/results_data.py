@@ -111,6 +111,14 @@ def page_devices(devices: list[Device], page: registry.Page) -> list[Device]:
     return [d for d in devices if d.measured(page)]
 
 
+def folded_devices(shown: list[Device], devices: list[Device]) -> set[str]:
+    """페이지에서 접어 둘 장치: 기준 CPU가 그 페이지에 보일 때의 다른 CPU들(펼치면 보입니다)."""
+    reference = [d for d in home_devices(devices) if not d.is_cuda and d in shown]
+    if not reference:
+        return set()
+    return {d.slug for d in shown if not d.is_cuda and d is not reference[0]}
+
+
 def gpu_verified(devices: list[Device], page: registry.Page) -> bool:
     """지금의 스니펫과 벤치마크 그대로를 CUDA 장치에서 잰 결과가 있는지."""
     current = provenance.code_hashes(page)
