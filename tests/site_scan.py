@@ -241,6 +241,8 @@ SWITCH_SCHEME_JS = """async index => {
 async def keyboard_scrolls(tab) -> list[dict]:
     """넘치는 표·차트 영역마다 초점을 주고 오른쪽 화살표를 눌러 옆으로 넘어가는지 봅니다."""
     moved = []
+    # 접힌 부분(다른 CPU의 결과 등)은 읽는 사람이 펼친 다음 키보드로 넘깁니다.
+    await tab.evaluate("document.querySelectorAll('details').forEach(d => { d.open = true; })")
     regions = tab.locator(":is(.table-scroll, .chart-scroll)")
     for index in range(await regions.count()):
         region = regions.nth(index)
