@@ -165,11 +165,17 @@ def test_the_report_data_holds_every_field_with_its_value():
     assert (sync["line"], sync["message"]) == (7, "sync")
 
 
+def test_the_warm_up_count_is_the_steps_actually_skipped():
+    # 워밍업 5개로 두었어도 스텝 2개에서 멈춘 작업은 2개만 건너뛰었습니다.
+    assert report.build({"skip_steps": 5, "steps_seen": 2}, {}, [])["steps"]["skipped"] == 2
+    assert report.build({"skip_steps": 5, "steps_seen": 30}, {}, [])["steps"]["skipped"] == 5
+
+
 def test_a_job_that_saw_nothing_has_zero_counts_and_no_window_values():
     data = report.build({}, {}, [])
     assert data["steps"] == {
         "seen": 0,
-        "skipped": None,
+        "skipped": 0,
         "probe": 0,
         "window": 0,
         "window_wanted": None,

@@ -452,7 +452,8 @@ def test_debug_tools_off_or_no_optimizer_step():
 
 
 def test_an_eval_forward_with_autograd_on_is_counted_at_its_line():
-    rows = [{"count": 5, "file": "train.py", "line": 60}]
+    rows_seen = {"count": 5, "file": "train.py", "line": 60}
+    rows = [rows_seen]
     message = (
         "`model.eval()`인 모델의 순전파를 변화도 기록을 켠 채로 5번 돌렸고 뒤에 옵티마이저 스텝이"
         " 없었습니다. 평가는 `torch.inference_mode()`(또는 `torch.no_grad()`) 안에서 돌리세요."
@@ -463,6 +464,12 @@ def test_an_eval_forward_with_autograd_on_is_counted_at_its_line():
         assert check("eval-autograd", evidence(eval_autograd=rows)).fine == (
             "변화도 기록을 켠 채 도는 평가 순전파 없음"
         )
+    # 옵티마이저 스텝 전에 멈춘 작업: 괜찮다고 하지 않고 보지 못했다고 합니다.
+    assert check("eval-autograd", evidence(steps_seen=0, eval_autograd=[])).skipped == (
+        "옵티마이저 스텝을 보지 못했습니다"
+    )
+    # 옵티마이저가 없는 평가만 하는 스크립트도 찾은 것은 그대로 보고합니다.
+    assert only("eval-autograd", evidence(steps_seen=0, eval_autograd=[rows_seen])) == item
 
 
 def test_hand_written_attention_is_found_at_its_line_with_its_count():

@@ -87,7 +87,7 @@ def build(ev: dict, checks: dict, notes: list[str]) -> dict:
     step_s = ev.get("step_s") or []
     steps = {
         "seen": ev.get("steps_seen", 0),
-        "skipped": ev.get("skip_steps"),
+        "skipped": min(ev.get("skip_steps") or 0, ev.get("steps_seen", 0)),  # 실제로 건너뛴 수
         "probe": ev.get("call_steps", 0),
         "window": len(step_s),
         "window_wanted": ev.get("window_steps"),

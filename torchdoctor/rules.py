@@ -479,6 +479,9 @@ def debug_tools(ev: dict) -> Check:
 
 def eval_autograd(ev: dict) -> Check:
     rows = ev.get("eval_autograd") or []
+    if not rows and not ev.get("steps_seen"):
+        # 스텝 전에 멈춘 작업에서 "없음"은 아무것도 보지 못했다는 뜻일 뿐입니다.
+        return Check(skipped="옵티마이저 스텝을 보지 못했습니다")
     if not rows:
         return Check(fine="변화도 기록을 켠 채 도는 평가 순전파 없음")
     findings = []
