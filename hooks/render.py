@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, field
 
 from markupsafe import Markup
@@ -141,7 +142,9 @@ def _provenance(device: Device, section: dict) -> list[str]:
     return [*items, commit]
 
 
-def device_view(device: Device, page: registry.Page, url: Url, chart: Chart) -> DeviceView:
+def device_view(
+    device: Device, page: registry.Page, url: Url, chart: Chart, folded: bool = False
+) -> DeviceView:
     view = device.view(page)
     result = DeviceView(
         slug=device.slug,
@@ -153,6 +156,7 @@ def device_view(device: Device, page: registry.Page, url: Url, chart: Chart) -> 
         command=measure_command(page),
         raw_url=url(f"results/{device.path.name}"),
         environment_url=url("results.md") + f"#{device.slug}",
+        folded=folded,
     )
     if not view.measured:
         return result
@@ -189,7 +193,7 @@ def page_results(
     verified: bool,
     url: Url,
     chart: Chart,
-    folded: set[str] = frozenset(),
+    folded: Collection[str] = (),
 ) -> str:
     gpu_note = ""
     if page.gpu_sections and not verified:
@@ -199,13 +203,8 @@ def page_results(
         )
     return render(
         "page_results.html",
-        devices=[_folded(device_view(d, page, url, chart), folded) for d in devices],
+        devices=[device_view(d, page, url, chart, d.slug in folded) for d in devices],
         gpu_note=gpu_note,
         command=measure_command(page),
         contribute_url=url("method.md") + "#contribute",
     )
-
-
-def _folded(view: DeviceView, folded: set[str]) -> DeviceView:
-    view.folded = view.slug in folded
-    return view

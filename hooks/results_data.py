@@ -113,10 +113,10 @@ def page_devices(devices: list[Device], page: registry.Page) -> list[Device]:
 
 def folded_devices(shown: list[Device], devices: list[Device]) -> set[str]:
     """페이지에서 접어 둘 장치: 기준 CPU가 그 페이지에 보일 때의 다른 CPU들(펼치면 보입니다)."""
-    reference = [d for d in home_devices(devices) if not d.is_cuda and d in shown]
-    if not reference:
+    reference = next((d for d in home_devices(devices) if not d.is_cuda), None)
+    if not any(d is reference for d in shown):
         return set()
-    return {d.slug for d in shown if not d.is_cuda and d is not reference[0]}
+    return {d.slug for d in shown if not d.is_cuda and d is not reference}
 
 
 def gpu_verified(devices: list[Device], page: registry.Page) -> bool:
