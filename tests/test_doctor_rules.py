@@ -122,7 +122,9 @@ def test_the_doctor_does_not_change_what_the_job_prints():
 
 @pytest.mark.slow
 def test_the_slow_loader_is_found_and_its_fix_measured_faster_on_this_machine():
-    report, _ = run_job("slow_loader", measure_fixes=True, fix_budget_s=25.0)
+    # 예산은 넉넉히: 다른 xdist 작업자가 코어 하나를 쓰는 동안에는 라운드 비율이 1 근처로
+    # 흔들려 구간이 넓어지므로(25초에서 한 번 0.99–1.26) 더 잽니다. 조용하면 일찍 멈춥니다.
+    report, _ = run_job("slow_loader", measure_fixes=True, fix_budget_s=40.0)
     (item,) = found(report, "data-wait")
     assert item["page"] == "tip1" and item["line"] in planted_lines("slow_loader")
     assert item["share"] > 0.5
