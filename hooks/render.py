@@ -121,6 +121,20 @@ def _sweep_views(device: Device, view: analysis.PageView, chart: Chart) -> list[
     return found
 
 
+def _runs_text(measured: dict) -> str:
+    """측정 날짜와 실행 수. 실행이 여럿이면 구간이 실행 사이의 차이를 담는다고 밝힙니다."""
+    earlier = measured.get("earlier_runs", [])
+    if not earlier:
+        return f"{measured['date'][:10]}, 한 번 실행(구간은 그 실행의 라운드만 담습니다)"
+    first = earlier[-1]["date"][:10]
+    dates = (
+        measured["date"][:10]
+        if first == measured["date"][:10]
+        else f"{first}–{measured['date'][:10]}"
+    )
+    return f"{dates}, 같은 코드로 {len(earlier) + 1}번 실행(구간은 실행 사이의 차이로 냅니다)"
+
+
 def _provenance(device: Device, section: dict) -> list[str]:
     env, measured = device.device, section["measured"]
     items = [f"torch {env['torch']}"]
@@ -135,7 +149,7 @@ def _provenance(device: Device, section: dict) -> list[str]:
     )
     if measured.get("gomp_spincount"):
         items.append(f"GOMP_SPINCOUNT={measured['gomp_spincount']}")
-    items.append(measured["date"][:10])
+    items.append(_runs_text(measured))
     commit = f"커밋 {measured['commit'][:10]}" if measured["commit"] else "커밋 정보 없음"
     if measured["dirty"]:
         commit += "(커밋되지 않은 변경이 있는 상태)"

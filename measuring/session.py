@@ -1,7 +1,8 @@
 """한 번의 `pytest --benchmark` 실행: 잰 것을 페이지별로 모으고, 문서를 만들어 쓰고, 발행합니다.
 
 발행(`--publish`)은 페이지 단위입니다. 이 실행이 끝까지 잰 페이지만 `results/<장치>.json`에서 그
-페이지의 부분을 바꾸고, 나머지 페이지는 그대로 둡니다. 예전보다 덜 잰 페이지(묶음이 빠졌거나,
+페이지의 부분을 바꾸고(같은 코드로 잰 예전 실행의 비율은 measuring/history.py가 이어 둡니다),
+나머지 페이지는 그대로 둡니다. 예전보다 덜 잰 페이지(묶음이 빠졌거나,
 예전에 잰 묶음을 이번에는 건너뛴 페이지), 실패하거나 시간 한도에 걸린 페이지, 다른 장치나 torch
 버전의 파일에는 쓰지 않고 이유를 한국어로 알립니다. 측정은 버리지 않고 test-output/에 남깁니다.
 """
@@ -15,7 +16,7 @@ from pathlib import Path
 import torch
 
 from guide import registry
-from measuring import interleave
+from measuring import history, interleave
 from results_format import provenance, results_file
 from results_format.schema import SCHEMA_VERSION
 from results_format.validation import ResultsError
@@ -142,15 +143,20 @@ def page_problem(run: MeasurementRun, page_id: str, new: dict, old: dict | None)
         return f"잰 적도, 재지 않은 이유도 없는 묶음이 있습니다: {', '.join(missing)}"
     # 같은 코드가 예전에 잰 묶음을 이번에 재지 않았다면(건너뜀 등) 숫자를 잃지 않게 거절합니다.
     # 스니펫이나 벤치마크가 바뀌어 그 묶음을 더는 재지 않는 것이면 바뀐 코드를 따릅니다.
-    if old is not None and _same_code(old["measured"], new["measured"]):
+    if old is not None and history.same_code(old["measured"], new["measured"]):
         lost = sorted(_measured(old) - _measured(new))
         if lost:
             return f"예전에 잰 묶음을 이번에는 재지 않았습니다: {', '.join(lost)}"
     return None
 
 
-def _same_code(old: dict, new: dict) -> bool:
-    return all(old[key] == new[key] for key in ("snippet_sha256", "benchmark_sha256"))
+def replace_section(old: dict | None, new: dict, *, keep_old_sweeps: bool) -> dict:
+    """발행할 페이지 부분: 같은 코드의 예전 실행을 잇고(measuring/history.py), 이번에 재지 않은
+    스윕은 예전 것을 둡니다."""
+    new = history.carry(old, new)
+    if keep_old_sweeps and old:
+        new = new | {"sweeps": {**old["sweeps"], **new["sweeps"]}}
+    return new
 
 
 def merge(old_doc: dict | None, new_doc: dict, run: MeasurementRun) -> tuple[dict, list[str]]:
@@ -177,9 +183,7 @@ def merge(old_doc: dict | None, new_doc: dict, run: MeasurementRun) -> tuple[dic
         if problem:
             refused.append(f"{page_id}: {problem}")
             continue
-        if not run.sweep and old:
-            section = section | {"sweeps": {**old["sweeps"], **section["sweeps"]}}
-        pages[page_id] = section
+        pages[page_id] = replace_section(old, section, keep_old_sweeps=not run.sweep)
     order = [page.id for page in registry.load()]
     merged = new_doc | {"pages": {k: pages[k] for k in sorted(pages, key=order.index)}}
     return merged, refused

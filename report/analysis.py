@@ -9,6 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from guide import registry
+from report import runs
 from report.curves import Point
 from results_format import provenance, schema
 from torchdoctor import words
@@ -139,7 +140,45 @@ def _ceiling_percent(row: Row, ceiling: dict) -> float | None:
     return None
 
 
-def groups_for(section: dict, page: registry.Page) -> list[Group]:
+def across_runs(
+    ratio: dict | None, history: list[float] | None, prior: runs.Prior | None = None
+) -> Interval | None:
+    """결과 파일의 비율: 같은 코드의 예전 실행이 있으면 실행 사이의 구간(report/runs.py), 없으면 이
+    실행의 라운드로 낸 구간."""
+    interval = Interval.of(ratio)
+    if interval is None or not history:
+        return interval
+    return runs.interval([interval.median, *history], prior)
+
+
+def _histories(doc: dict):
+    """문서의 모든 (지금 중앙값, 예전 중앙값들) 쌍: 항목의 비율과 앞 단계 대비, 스윕의 점."""
+    for section in doc["pages"].values():
+        for entry in section["benchmarks"]:
+            for name, history in (
+                ("ratio", "ratio_history"),
+                ("versus_previous", "previous_history"),
+            ):
+                if entry.get(history):
+                    yield entry[name]["median"], entry[history]
+        for sweep in section["sweeps"].values():
+            for point in sweep["points"]:
+                if point.get("ratio_history"):
+                    yield point["ratio"]["median"], point["ratio_history"]
+
+
+def prior_of(doc: dict) -> runs.Prior | None:
+    """장치 하나의 모든 행이 함께 쓰는 실행 사이 분산의 사전 분포."""
+    spreads = [runs.log_spread([now, *earlier])[1:] for now, earlier in _histories(doc)]
+    return runs.fit_prior(spreads)
+
+
+def runs_of(section: dict) -> int:
+    """이 페이지 부분을 낸 실행의 수(지금 실행 + 이어 둔 예전 실행)."""
+    return 1 + len(section["measured"].get("earlier_runs", []))
+
+
+def groups_for(section: dict, page: registry.Page, prior: runs.Prior | None = None) -> list[Group]:
     """페이지 부분의 측정을 묶음별로 모으고, 기준·앞 단계·천장과의 비교를 붙입니다."""
     by_key = {entry["key"]: entry for entry in section["benchmarks"]}
     groups: dict[str, Group] = {}
@@ -149,7 +188,10 @@ def groups_for(section: dict, page: registry.Page) -> list[Group]:
         )
         label = page.variant_label(entry["variant"], entry["params"])
         row = Row(
-            entry, label, Interval.of(entry["ratio"]), Interval.of(entry.get("versus_previous"))
+            entry,
+            label,
+            across_runs(entry["ratio"], entry.get("ratio_history"), prior),
+            across_runs(entry.get("versus_previous"), entry.get("previous_history"), prior),
         )
         ceiling = by_key.get(entry["ceiling"] or "")
         if ceiling:
@@ -198,9 +240,15 @@ def break_even(spec: registry.BreakEven, groups: list[Group]) -> BreakEvenResult
     return BreakEvenResult(spec, value, saving, value / saving)
 
 
-def sweep_points(sweep: dict) -> list[Point]:
+def sweep_points(sweep: dict, prior: runs.Prior | None = None) -> list[Point]:
     return [
-        Point(p["x"], Interval.of(p["ratio"]), p["baseline_s"], p["variant_s"], p["metrics"])
+        Point(
+            p["x"],
+            across_runs(p["ratio"], p.get("ratio_history"), prior),
+            p["baseline_s"],
+            p["variant_s"],
+            p["metrics"],
+        )
         for p in sorted(sweep["points"], key=lambda p: p["x"])
     ]
 
@@ -213,6 +261,7 @@ class PageView:
     section: dict | None
     groups: list[Group] = field(default_factory=list)
     stale: dict[str, str] = field(default_factory=dict)
+    prior: runs.Prior | None = None  # 이 장치의 실행 사이 분산의 사전 분포(report/runs.py)
 
     @property
     def measured(self) -> bool:
@@ -233,7 +282,7 @@ class PageView:
     def sweeps(self) -> dict[str, list[Point]]:
         if not self.section:
             return {}
-        return {key: sweep_points(s) for key, s in self.section["sweeps"].items()}
+        return {key: sweep_points(s, self.prior) for key, s in self.section["sweeps"].items()}
 
     def sweep_params(self, key: str) -> dict:
         """스윕 제목의 `{자리}`를 채울 값: 점들의 params(모든 점에 같은 값: 층 수, 배치 등)."""
@@ -244,14 +293,16 @@ class PageView:
         return [result for result in found if result]
 
 
-def analyze_page(doc: dict, page: registry.Page) -> PageView:
+def analyze_page(doc: dict, page: registry.Page, prior: runs.Prior | None = None) -> PageView:
     section = doc["pages"].get(page.id)
     if section is None:
         return PageView(page, None)
     stale = provenance.changed_sources(section["measured"], page)
-    return PageView(page, section, groups_for(section, page), stale)
+    return PageView(page, section, groups_for(section, page, prior), stale, prior)
 
 
 def analyze(doc: dict) -> dict[str, PageView]:
-    """결과 문서 하나(장치 하나)의 모든 레지스트리 페이지를 분석합니다."""
-    return {page.id: analyze_page(doc, page) for page in registry.load()}
+    """결과 문서 하나(장치 하나)의 모든 레지스트리 페이지를 분석합니다. 실행 사이 분산의 사전
+    분포는 문서의 모든 행으로 한 번 추정합니다."""
+    prior = prior_of(doc)
+    return {page.id: analyze_page(doc, page, prior) for page in registry.load()}

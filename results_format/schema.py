@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 SCHEMA_VERSION = 3
+# 한 페이지 부분에 모으는 실행의 최대 수(지금 실행 + 예전 실행). 오래된 실행부터 뺍니다.
+MAX_RUNS = 8
 ROLES = ("baseline", "recommended", "other", "ceiling")
 METRICS = (
     "gb_per_s",
@@ -79,6 +81,8 @@ _RATIO = {
         "confidence": {"type": "number", "minimum": 0, "maximum": 1},
     },
 }
+# 같은 코드로 예전에 잰 실행의 중앙값 비율(새것부터). 페이지는 지금 실행과 함께 구간을 냅니다.
+_HISTORY = {"type": "array", "minItems": 1, "maxItems": MAX_RUNS - 1, "items": _RATIO_VALUE}
 _METRICS = {
     "type": "object",
     "propertyNames": {"enum": list(METRICS)},
@@ -120,6 +124,18 @@ MEASURED = {
     "float32_matmul_precision": {"enum": ["highest", "high", "medium"]},
     "pytest_benchmark": _text(40, _ASCII),
     "seed": _SEED,
+    # 예전 실행(새것부터). 비율의 *_history와 같은 순서입니다.
+    "earlier_runs": {
+        "type": "array",
+        "minItems": 1,
+        "maxItems": MAX_RUNS - 1,
+        "items": {
+            "type": "object",
+            "required": ["date", "seed"],
+            "additionalProperties": False,
+            "properties": {"date": _DATE, "seed": _SEED},
+        },
+    },
 }
 DEVICE = {
     "kind": {"enum": ["cuda", "cpu"]},
@@ -154,6 +170,8 @@ ENTRY = {
     "ratio": _RATIO,
     # 전부 합치면(폭포)처럼 변형이 차례로 쌓일 때: 바로 앞 변형과의 짝 비율.
     "versus_previous": _RATIO,
+    "ratio_history": _HISTORY,
+    "previous_history": _HISTORY,
     "extra": {
         "type": "object",
         "additionalProperties": False,
@@ -168,6 +186,7 @@ POINT = {
     "baseline_s": {"type": "number", "minimum": MIN_SECONDS, "maximum": MAX_SECONDS},
     "variant_s": {"type": "number", "minimum": MIN_SECONDS, "maximum": MAX_SECONDS},
     "ratio": {**_RATIO, "type": "object"},
+    "ratio_history": _HISTORY,
     "metrics": {
         "type": "object",
         "additionalProperties": False,
@@ -198,12 +217,17 @@ GROUP_INFO = _object(
 SWEEP = _object(
     {
         "measured": _object(_CODE),
-        "points": {"type": "array", "minItems": 1, "maxItems": 64, "items": _object(POINT)},
+        "points": {
+            "type": "array",
+            "minItems": 1,
+            "maxItems": 64,
+            "items": _object(POINT, ["ratio_history"]),
+        },
     }
 )
 PAGE = _object(
     {
-        "measured": _object(MEASURED, optional=("gomp_spincount",)),
+        "measured": _object(MEASURED, optional=("gomp_spincount", "earlier_runs")),
         "groups": {
             "type": "object",
             "maxProperties": 64,
@@ -213,7 +237,9 @@ PAGE = _object(
         "benchmarks": {
             "type": "array",
             "maxItems": 500,
-            "items": _object(ENTRY, ["extra", "versus_previous"]),
+            "items": _object(
+                ENTRY, ["extra", "versus_previous", "ratio_history", "previous_history"]
+            ),
         },
         "not_measured": {
             "type": "array",

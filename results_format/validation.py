@@ -154,6 +154,7 @@ def _check_page(path, page_id: str, section: dict) -> None:  # noqa: C901 (검�
             raise ResultsError(
                 path, f"{at}.ratio", "기준과 비교하지 않는 항목에는 비율이 없어야 합니다"
             )
+        _check_history(path, at, entry, len(section["measured"].get("earlier_runs", [])))
     for index, item in enumerate(section["not_measured"]):
         _registry(
             path, f"{where}.not_measured[{index}].group", lambda g=item["group"]: page.group(g)
@@ -163,6 +164,17 @@ def _check_page(path, page_id: str, section: dict) -> None:  # noqa: C901 (검�
         _check_date(path, f"{where}.sweeps.{key}.measured.date", sweep["measured"]["date"])
         for index, point in enumerate(sweep["points"]):
             _check_ratio(path, f"{where}.sweeps.{key}.points[{index}].ratio", point["ratio"])
+
+
+def _check_history(path, at: str, entry: dict, earlier: int) -> None:
+    """예전 실행의 비율은 그 비율이 있을 때만, 예전 실행의 수보다 많지 않게 있어야 합니다."""
+    for name, ratio in (("ratio_history", "ratio"), ("previous_history", "versus_previous")):
+        if name not in entry:
+            continue
+        if entry.get(ratio) is None:
+            raise ResultsError(path, f"{at}.{name}", f"{ratio}가 없는데 예전 실행의 값이 있습니다")
+        if len(entry[name]) > earlier:
+            raise ResultsError(path, f"{at}.{name}", f"예전 실행({earlier}번)보다 값이 많습니다")
 
 
 def _registry(path, where, check) -> None:

@@ -14,7 +14,7 @@ import pytest
 import torch
 
 from guide import registry
-from measuring import interleave
+from measuring import history, interleave
 from measuring import session as measurement
 from results_format import provenance, results_file, validation
 
@@ -113,9 +113,15 @@ def test_publishing_one_page_replaces_only_that_section(tmp_path, local):
     for kept in ("tip3", "tip5"):
         assert new["pages"][kept] == old["pages"][kept]  # 날짜, 커밋, 지문까지 그대로
     tip4 = new["pages"]["tip4"]
-    assert (
-        tip4 == run.document["pages"]["tip4"] and tip4["measured"]["date"] != "2030-01-02T03:04:05Z"
-    )
+    # 같은 코드로 잰 예전 실행은 새 부분에 이어 둡니다(measuring/history.py).
+    assert tip4 == history.carry(old["pages"]["tip4"], run.document["pages"]["tip4"])
+    assert tip4["measured"]["date"] != "2030-01-02T03:04:05Z"
+    assert tip4["measured"]["earlier_runs"] == [
+        {
+            "date": old["pages"]["tip4"]["measured"]["date"],
+            "seed": old["pages"]["tip4"]["measured"]["seed"],
+        }
+    ]
     assert tip4["benchmarks"][0]["median_s"] == 0.01
     [kept_locally] = local.glob("*.json")  # 측정은 발행과 별도로 test-output/에도 남습니다
     assert list(results_file.load(kept_locally)["pages"]) == ["tip4"]
@@ -175,7 +181,8 @@ def test_a_page_measured_less_than_it_replaces_is_refused_and_the_rest_published
     assert any(m.startswith(f"발행하지 않은 페이지 · tip4: {reason}") for m in run.messages)
     new = results_file.load(path)
     assert new["pages"]["tip4"] == old["pages"]["tip4"]
-    assert new["pages"]["tip3"] == run.document["pages"]["tip3"]  # 끝까지 잰 페이지는 발행됩니다
+    published = history.carry(old["pages"]["tip3"], run.document["pages"]["tip3"])
+    assert new["pages"]["tip3"] == published  # 끝까지 잰 페이지는 발행됩니다
 
 
 def test_a_group_dropped_by_a_code_change_is_published(tmp_path, local):

@@ -49,6 +49,7 @@ class Interval:
     low: float
     high: float
     confidence: float  # 이 구간이 실제로 보장하는 신뢰 수준(라운드가 적으면 0.95보다 낮습니다)
+    runs: int = 1  # 구간을 낸 실행의 수. 2 이상이면 실행 사이의 구간입니다(report/runs.py)
 
     @classmethod
     def of(cls, raw: dict | None) -> Interval | None:
@@ -63,7 +64,7 @@ class Interval:
         return side(self.low, self.high)
 
     def inverse(self) -> Interval:
-        return Interval(1 / self.median, 1 / self.high, 1 / self.low, self.confidence)
+        return Interval(1 / self.median, 1 / self.high, 1 / self.low, self.confidence, self.runs)
 
     def as_dict(self) -> dict:
         return {
