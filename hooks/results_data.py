@@ -93,7 +93,10 @@ def _load_devices(root: Path, signature: tuple) -> tuple[Device, ...]:
 
 # 홈의 개요가 보여 주는 CPU 하나(결과 파일 이름). 다른 CPU의 결과는 그 CPU가 잰 페이지와 전체 결과
 # 페이지에만 보입니다. 기준 CPU를 바꾸려면 이 값을 바꾸고 그 CPU에서 모든 페이지를 잽니다.
-REFERENCE_CPU = "cpu-amd-epyc-family-25-model-17-2cores-avx2-avx512f-avx512bf16"
+# 지금은 같은 코드로 여러 번 실행해 실행 사이의 구간을 낸 CPU입니다(docs/method.md#runs).
+REFERENCE_CPU = (
+    "cpu-intel-xeon-family-6-model-167-2cores-avx2-avx512f-avx512bf16-avx512fp16-amxbf16-amxtile"
+)
 
 
 def home_devices(devices: list[Device]) -> list[Device]:
