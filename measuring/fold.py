@@ -27,6 +27,7 @@ def fold(docs: list[dict]) -> dict:
     if not docs:
         raise ValueError("접을 실행이 없습니다")
     ordered = sorted(docs, key=_newest_date)
+    order = [page.id for page in registry.load()]
     folded = ordered[0]
     for doc in ordered[1:]:
         if doc["device"] != folded["device"] or doc["dry_run"] or folded["dry_run"]:
@@ -39,7 +40,6 @@ def fold(docs: list[dict]) -> dict:
             pages[page_id] = session.replace_section(
                 pages.get(page_id), section, keep_old_sweeps=True
             )
-        order = [page.id for page in registry.load()]
         folded = doc | {"pages": {key: pages[key] for key in sorted(pages, key=order.index)}}
     return folded
 
